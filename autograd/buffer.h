@@ -1,0 +1,50 @@
+// FloatBuffer: an owned, 64-byte-aligned, zero-initialised array of floats.
+// The one way tapegpt holds large float storage (parameters, moments, arena).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <utility>
+
+namespace autograd {
+
+class FloatBuffer {
+ public:
+  FloatBuffer() = default;
+  explicit FloatBuffer(int64_t n) { resize(n); }
+  FloatBuffer(const FloatBuffer&) = delete;
+  FloatBuffer& operator=(const FloatBuffer&) = delete;
+  FloatBuffer(FloatBuffer&& o) noexcept { swap(o); }
+  FloatBuffer& operator=(FloatBuffer&& o) noexcept { swap(o); return *this; }
+  ~FloatBuffer() { std::free(data_); }
+
+  // Discards the old contents; the new contents are all zero.
+  void resize(int64_t n) {
+    std::free(data_);
+    data_ = nullptr;
+    size_ = 0;
+    if (n <= 0) return;
+    size_t bytes = (static_cast<size_t>(n) * sizeof(float) + 63) / 64 * 64;
+    data_ = static_cast<float*>(std::aligned_alloc(64, bytes));
+    if (!data_) throw std::bad_alloc();
+    std::memset(data_, 0, bytes);
+    size_ = n;
+  }
+  void zero() { if (size_) std::memset(data_, 0, static_cast<size_t>(size_) * sizeof(float)); }
+
+  float* data() { return data_; }
+  const float* data() const { return data_; }
+  int64_t size() const { return size_; }
+  float& operator[](int64_t i) { return data_[i]; }
+  const float& operator[](int64_t i) const { return data_[i]; }
+
+ private:
+  void swap(FloatBuffer& o) { std::swap(data_, o.data_); std::swap(size_, o.size_); }
+  float* data_ = nullptr;
+  int64_t size_ = 0;
+};
+
+}  // namespace autograd

@@ -1,0 +1,117 @@
+// The CPU kernels of tapegpt: plain functions over float pointers, in
+// forward/backward pairs. Training (through the tape) and inference (without
+// one) call exactly these. This library knows nothing of tapes or models.
+//
+// Note [Kernel conventions]
+// - Tensors are contiguous, row-major float32. Shapes use one vocabulary:
+//   B batch, T time, C channels, NH heads, HS = C/NH head size, V vocabulary,
+//   N = B*T rows, IC/OC in/out channels. Size products are int64_t.
+// - Arguments: outputs first, then const inputs, then sizes.
+// - Forward kernels OVERWRITE their outputs.
+// - Backward kernels ADD into gradient buffers (names start with `d`), which
+//   the caller zeroed once per step. A tensor used twice (the residual
+//   stream, a tied embedding) therefore just receives both contributions.
+//   A null gradient pointer means "not needed" and that work is skipped.
+// - Outputs never alias inputs unless a comment says so.
+// - Reductions run in an order fixed by the data sizes alone, never by the
+//   thread count, so results are bit-identical for any number of threads
+//   (OpenBLAS sgemm partitions output tiles, not the summed dimension).
+// - Weights are stored PyTorch-style: a linear layer's weight is [OC, IC].
+#pragma once
+
+#include <cstdint>
+
+namespace kernels {
+
+// ---- linear: out[N,OC] = inp[N,IC] · weight[OC,IC]ᵀ + bias[OC] -------------
+// bias may be null. Every matmul goes through cblas_sgemm.
+void linear_forward(float* out, const float* inp, const float* weight, const float* bias,
+                    int64_t N, int64_t IC, int64_t OC);
+// dinp += dout·weight; dweight += doutᵀ·inp; dbias += Σ_n dout[n].
+void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                     const float* inp, const float* weight, int64_t N, int64_t IC, int64_t OC);
+
+// ---- embedding: out[b,t,:] = wte[ids[b,t],:] + wpe[t,:] --------------------
+// ids must already be validated against V (the caller's job).
+void embedding_forward(float* out, const int32_t* ids, const float* wte, const float* wpe,
+                       int64_t B, int64_t T, int64_t C);
+// dwte[ids[b,t]] += dout[b,t]; dwpe[t] += Σ_b dout[b,t]. Either may be null.
+void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32_t* ids,
+                        int64_t B, int64_t T, int64_t C);
+
+// ---- residual add: out = a + b (n elements) -------------------------------
+void add_forward(float* out, const float* a, const float* b, int64_t n);
+// dst += src: the backward of add for each input, and of any identity.
+void accumulate(float* dst, const float* src, int64_t n);
+
+// ---- LayerNorm over the last dimension, eps 1e-5 ---------------------------
+// out = (inp - mean) * rstd * weight + bias; mean[N], rstd[N] are saved for
+// backward. bias may be null.
+constexpr float kLayerNormEps = 1e-5f;
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
+                       const float* weight, const float* bias, int64_t N, int64_t C);
+// With x̂ = (x - mean)·rstd and g = dout·weight:
+//   dinp += rstd · (g - mean_c(g) - x̂ · mean_c(g·x̂)),
+//   dweight += Σ_n dout·x̂, dbias += Σ_n dout.
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                        const float* inp, const float* weight, const float* mean,
+                        const float* rstd, int64_t N, int64_t C);
+
+// ---- GELU, tanh approximation ----------------------------------------------
+// gelu(x) = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+void gelu_forward(float* out, const float* inp, int64_t n);
+void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n);
+
+// ---- causal multi-head self-attention --------------------------------------
+// qkv[B,T,3C] holds q, k, v side by side; head h owns channels h·HS…(h+1)·HS-1
+// of each. For every (b, h): scores = q·kᵀ/√HS with future positions set to
+// -∞ before a row-wise softmax, so att[b,h,t,:] sums to 1 and is exactly 0
+// above the diagonal; out[b,t,h·HS…] = att·v.
+// att[B,NH,T,T] keeps the probabilities for backward.
+void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t T,
+                       int64_t C, int64_t NH);
+// Softmax backward: dscores = att ⊙ (datt - Σ_j att·datt), then
+// dq += dscores·k/√HS, dk += dscoresᵀ·q/√HS, dv += attᵀ·dout.
+// scratch holds B*NH*T*T floats.
+void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv,
+                        const float* att, int64_t B, int64_t T, int64_t C, int64_t NH);
+
+// One new query per head against a KV cache (inference only): q[C],
+// k_cache/v_cache[Tc, C] rows 0…Tc-1 valid (the new token's k, v included),
+// out[C]. scratch holds NH*Tc floats.
+void attention_decode(float* out, float* scratch, const float* q, const float* k_cache,
+                      const float* v_cache, int64_t Tc, int64_t C, int64_t NH);
+
+// ---- softmax + cross-entropy ----------------------------------------------
+// probs[N,V] = softmax(logits); losses[N] = -log probs[n, targets[n]].
+// probs may alias logits (in-place) to save a [N,V] buffer.
+void crossentropy_forward(float* losses, float* probs, const float* logits,
+                          const int32_t* targets, int64_t N, int64_t V);
+// dlogits[n] += scale · (probs[n] - onehot(targets[n])); the mean loss over N
+// rows scaled by dloss uses scale = dloss / N.
+void crossentropy_backward(float* dlogits, const float* probs, const int32_t* targets,
+                           float scale, int64_t N, int64_t V);
+// Plain row-wise softmax (sampling): probs[N,V] = softmax(logits / temperature).
+void softmax_forward(float* probs, const float* logits, float temperature, int64_t N, int64_t V);
+
+// ---- dropout (inverted): out = inp · keep / (1 - p) ------------------------
+// keep is a counter-based hash of (seed, index), so backward regenerates the
+// mask instead of storing it and the result does not depend on threads.
+void dropout_forward(float* out, const float* inp, float p, uint64_t seed, int64_t n);
+void dropout_backward(float* dinp, const float* dout, float p, uint64_t seed, int64_t n);
+
+// ---- optimizer and gradient utilities over flat buffers ---------------------
+// Σ x² accumulated in double over fixed 16K-element chunks in a fixed order.
+double sum_squares(const float* x, int64_t n);
+void scale_inplace(float* x, float s, int64_t n);
+// AdamW as PyTorch, fused with clipping and gradient zeroing so the whole
+// optimizer step is one threaded pass over the flat buffers:
+//   g = grad·grad_scale (grad_scale < 1 when clipping), then grad = 0;
+//   param -= lr·wd·param (decoupled; wd may be 0);
+//   m = β1·m + (1-β1)·g,  v = β2·v + (1-β2)·g²;
+//   param -= lr·m̂/(√v̂ + eps), m̂ = m/(1-β1^step), v̂ = v/(1-β2^step), step ≥ 1.
+void adamw_update(float* param, float* m, float* v, float* grad, int64_t n, float lr,
+                  float beta1, float beta2, float eps, float weight_decay, int64_t step,
+                  float grad_scale);
+
+}  // namespace kernels

@@ -1,0 +1,126 @@
+// Causal multi-head self-attention kernels: for each (batch, head) the score
+// and value products are cblas_sgemm calls over strided views of qkv.
+#include <cblas.h>
+
+#include <cmath>
+
+#include "autograd/kernels/kernels.h"
+
+namespace kernels {
+
+namespace {
+
+// Row-wise causal softmax in place: row t keeps columns 0…t, and columns
+// t+1…T-1 are set to exactly 0 (the -∞ mask applied before the softmax).
+void causal_softmax_rows(float* s, int64_t T) {
+  for (int64_t t = 0; t < T; ++t) {
+    float* row = s + t * T;
+    float mx = row[0];
+    for (int64_t j = 1; j <= t; ++j) mx = row[j] > mx ? row[j] : mx;
+    float sum = 0.0f;
+    for (int64_t j = 0; j <= t; ++j) {
+      row[j] = std::exp(row[j] - mx);
+      sum += row[j];
+    }
+    const float inv = 1.0f / sum;
+    for (int64_t j = 0; j <= t; ++j) row[j] *= inv;
+    for (int64_t j = t + 1; j < T; ++j) row[j] = 0.0f;
+  }
+}
+
+}  // namespace
+
+void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t T,
+                       int64_t C, int64_t NH) {
+  const int64_t HS = C / NH, C3 = 3 * C;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
+  // One (b, h) pair per task; OpenBLAS runs single-threaded inside the
+  // parallel region, so there is one pool doing the work at a time.
+#pragma omp parallel for schedule(static) if (B * NH > 1)
+  for (int64_t bh = 0; bh < B * NH; ++bh) {
+    const int64_t b = bh / NH, h = bh % NH;
+    const float* q = qkv + b * T * C3 + h * HS;
+    const float* k = q + C;
+    const float* v = q + 2 * C;
+    float* s = att + bh * T * T;
+    // s[T,T] = q·kᵀ/√HS
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, HS, scale, q, C3, k, C3, 0.0f,
+                s, T);
+    causal_softmax_rows(s, T);
+    // out[b, :, h·HS…] = s·v
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, HS, T, 1.0f, s, T, v, C3, 0.0f,
+                out + b * T * C + h * HS, C);
+  }
+}
+
+void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv,
+                        const float* att, int64_t B, int64_t T, int64_t C, int64_t NH) {
+  const int64_t HS = C / NH, C3 = 3 * C;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
+#pragma omp parallel for schedule(static) if (B * NH > 1)
+  for (int64_t bh = 0; bh < B * NH; ++bh) {
+    const int64_t b = bh / NH, h = bh % NH;
+    const float* q = qkv + b * T * C3 + h * HS;
+    const float* k = q + C;
+    const float* v = q + 2 * C;
+    float* dq = dqkv + b * T * C3 + h * HS;
+    float* dk = dq + C;
+    float* dv = dq + 2 * C;
+    const float* a = att + bh * T * T;
+    const float* d = dout + b * T * C + h * HS;
+    float* ds = scratch + bh * T * T;
+    // datt = dout·vᵀ;  dv += attᵀ·dout
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, HS, 1.0f, d, C, v, C3, 0.0f, ds,
+                T);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, HS, T, 1.0f, a, T, d, C, 1.0f, dv,
+                C3);
+    // Softmax backward per row: ds = att ⊙ (datt - Σ_j att·datt). Masked
+    // entries have att = 0 and so get ds = 0: no gradient flows to the future.
+    for (int64_t t = 0; t < T; ++t) {
+      float* row = ds + t * T;
+      const float* arow = a + t * T;
+      float dot = 0.0f;
+      for (int64_t j = 0; j <= t; ++j) dot += arow[j] * row[j];
+      for (int64_t j = 0; j <= t; ++j) row[j] = arow[j] * (row[j] - dot);
+      for (int64_t j = t + 1; j < T; ++j) row[j] = 0.0f;
+    }
+    // dq += ds·k/√HS;  dk += dsᵀ·q/√HS
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, HS, T, scale, ds, T, k, C3, 1.0f,
+                dq, C3);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, HS, T, scale, ds, T, q, C3, 1.0f,
+                dk, C3);
+  }
+}
+
+void attention_decode(float* out, float* scratch, const float* q, const float* k_cache,
+                      const float* v_cache, int64_t Tc, int64_t C, int64_t NH) {
+  const int64_t HS = C / NH;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
+#pragma omp parallel for schedule(static) if (NH * Tc * HS > 65536)
+  for (int64_t h = 0; h < NH; ++h) {
+    const float* qh = q + h * HS;
+    float* s = scratch + h * Tc;
+    float mx = -INFINITY;
+    for (int64_t j = 0; j < Tc; ++j) {
+      const float* kj = k_cache + j * C + h * HS;
+      float dot = 0.0f;
+      for (int64_t i = 0; i < HS; ++i) dot += qh[i] * kj[i];
+      s[j] = dot * scale;
+      mx = s[j] > mx ? s[j] : mx;
+    }
+    float sum = 0.0f;
+    for (int64_t j = 0; j < Tc; ++j) {
+      s[j] = std::exp(s[j] - mx);
+      sum += s[j];
+    }
+    float* oh = out + h * HS;
+    for (int64_t i = 0; i < HS; ++i) oh[i] = 0.0f;
+    for (int64_t j = 0; j < Tc; ++j) {
+      const float p = s[j] / sum;
+      const float* vj = v_cache + j * C + h * HS;
+      for (int64_t i = 0; i < HS; ++i) oh[i] += p * vj[i];
+    }
+  }
+}
+
+}  // namespace kernels

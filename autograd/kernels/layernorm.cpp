@@ -1,0 +1,81 @@
+// LayerNorm kernels over the last dimension (eps = kLayerNormEps).
+#include <algorithm>
+#include <cmath>
+
+#include "autograd/kernels/kernels.h"
+#include "autograd/kernels/reduce.h"
+
+namespace kernels {
+
+void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
+                       const float* weight, const float* bias, int64_t N, int64_t C) {
+#pragma omp parallel for schedule(static) if (N * C > 16384)
+  for (int64_t n = 0; n < N; ++n) {
+    const float* x = inp + n * C;
+    float* o = out + n * C;
+    // Two passes (mean, then centred variance): stabler than E[x²] - E[x]².
+    float m = 0.0f;
+    for (int64_t c = 0; c < C; ++c) m += x[c];
+    m /= static_cast<float>(C);
+    float var = 0.0f;
+    for (int64_t c = 0; c < C; ++c) {
+      const float d = x[c] - m;
+      var += d * d;
+    }
+    var /= static_cast<float>(C);
+    const float s = 1.0f / std::sqrt(var + kLayerNormEps);
+    for (int64_t c = 0; c < C; ++c) {
+      const float y = (x[c] - m) * s * weight[c];
+      o[c] = bias ? y + bias[c] : y;
+    }
+    mean[n] = m;
+    rstd[n] = s;
+  }
+}
+
+void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* dout,
+                        const float* inp, const float* weight, const float* mean,
+                        const float* rstd, int64_t N, int64_t C) {
+  if (dinp) {
+#pragma omp parallel for schedule(static) if (N * C > 16384)
+    for (int64_t n = 0; n < N; ++n) {
+      const float* x = inp + n * C;
+      const float* d = dout + n * C;
+      float* dx = dinp + n * C;
+      const float m = mean[n], s = rstd[n];
+      float g_mean = 0.0f, gx_mean = 0.0f;  // mean_c(g), mean_c(g·x̂) with g = dout·w
+      for (int64_t c = 0; c < C; ++c) {
+        const float g = d[c] * weight[c];
+        g_mean += g;
+        gx_mean += g * (x[c] - m) * s;
+      }
+      g_mean /= static_cast<float>(C);
+      gx_mean /= static_cast<float>(C);
+      for (int64_t c = 0; c < C; ++c) {
+        const float xhat = (x[c] - m) * s;
+        dx[c] += s * (d[c] * weight[c] - g_mean - xhat * gx_mean);
+      }
+    }
+  }
+  if (dbias) sum_rows_accumulate(dbias, dout, N, C);
+  if (dweight) {
+    // dweight[c] += Σ_n dout[n,c]·x̂[n,c]; column blocks per thread, rows in
+    // order (deterministic for any thread count; see sum_rows_accumulate).
+    constexpr int64_t kBlock = 64;
+    const int64_t n_blocks = (C + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (N * C > 16384)
+    for (int64_t blk = 0; blk < n_blocks; ++blk) {
+      const int64_t c0 = blk * kBlock, c1 = std::min(C, c0 + kBlock);
+      float acc[kBlock] = {};
+      for (int64_t n = 0; n < N; ++n) {
+        const float* x = inp + n * C;
+        const float* d = dout + n * C;
+        const float m = mean[n], s = rstd[n];
+        for (int64_t c = c0; c < c1; ++c) acc[c - c0] += d[c] * (x[c] - m) * s;
+      }
+      for (int64_t c = c0; c < c1; ++c) dweight[c] += acc[c - c0];
+    }
+  }
+}
+
+}  // namespace kernels

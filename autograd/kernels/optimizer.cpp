@@ -1,0 +1,59 @@
+// Gradient-norm, scaling and AdamW kernels over the flat parameter buffers.
+#include <algorithm>
+#include <cmath>
+
+#include "autograd/kernels/kernels.h"
+
+namespace kernels {
+
+double sum_squares(const float* x, int64_t n) {
+  // Partial sums over chunks whose size depends only on n, added in chunk
+  // order: the same bits for any thread count, with no heap allocation.
+  constexpr int64_t kMaxChunks = 4096;
+  const int64_t chunk = std::max<int64_t>(16384, (n + kMaxChunks - 1) / kMaxChunks);
+  const int64_t n_chunks = (n + chunk - 1) / chunk;
+  double partial[kMaxChunks];
+#pragma omp parallel for schedule(static) if (n_chunks > 1)
+  for (int64_t k = 0; k < n_chunks; ++k) {
+    const int64_t i0 = k * chunk, i1 = std::min(n, i0 + chunk);
+    double acc = 0.0;
+    for (int64_t i = i0; i < i1; ++i) acc += static_cast<double>(x[i]) * x[i];
+    partial[k] = acc;
+  }
+  double total = 0.0;
+  for (int64_t k = 0; k < n_chunks; ++k) total += partial[k];
+  return total;
+}
+
+void scale_inplace(float* x, float s, int64_t n) {
+#pragma omp parallel for schedule(static) if (n > 32768)
+  for (int64_t i = 0; i < n; ++i) x[i] *= s;
+}
+
+void adamw_update(float* param, float* m, float* v, float* grad, int64_t n, float lr,
+                  float beta1, float beta2, float eps, float weight_decay, int64_t step,
+                  float grad_scale) {
+  // Same operation order as torch.optim.AdamW (single-tensor path) so the
+  // float results match PyTorch's.
+  const double bc1 = 1.0 - std::pow(static_cast<double>(beta1), static_cast<double>(step));
+  const double bc2 = 1.0 - std::pow(static_cast<double>(beta2), static_cast<double>(step));
+  const float step_size = static_cast<float>(lr / bc1);
+  const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
+  const float decay = static_cast<float>(1.0 - static_cast<double>(lr) * weight_decay);
+  const float one_minus_b1 = 1.0f - beta1, one_minus_b2 = 1.0f - beta2;
+#pragma omp parallel for simd schedule(static) if (n > 32768)
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grad[i] * grad_scale;
+    grad[i] = 0.0f;
+    float p = param[i] * decay;
+    const float mi = m[i] * beta1 + one_minus_b1 * g;
+    const float vi = v[i] * beta2 + one_minus_b2 * (g * g);
+    m[i] = mi;
+    v[i] = vi;
+    const float denom = std::sqrt(vi) / bc2_sqrt + eps;
+    p -= step_size * (mi / denom);
+    param[i] = p;
+  }
+}
+
+}  // namespace kernels

@@ -1,0 +1,197 @@
+// Naive double-precision reference kernels (see reference.h).
+#include "autograd/kernels/reference.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace kernels::reference {
+
+void linear_forward(double* out, const double* inp, const double* weight, const double* bias,
+                    int64_t N, int64_t IC, int64_t OC) {
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < OC; ++o) {
+      double acc = bias ? bias[o] : 0.0;
+      for (int64_t i = 0; i < IC; ++i) acc += inp[n * IC + i] * weight[o * IC + i];
+      out[n * OC + o] = acc;
+    }
+}
+
+void linear_backward(double* dinp, double* dweight, double* dbias, const double* dout,
+                     const double* inp, const double* weight, int64_t N, int64_t IC, int64_t OC) {
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t o = 0; o < OC; ++o) {
+      const double d = dout[n * OC + o];
+      if (dbias) dbias[o] += d;
+      for (int64_t i = 0; i < IC; ++i) {
+        if (dinp) dinp[n * IC + i] += d * weight[o * IC + i];
+        if (dweight) dweight[o * IC + i] += d * inp[n * IC + i];
+      }
+    }
+}
+
+void embedding_forward(double* out, const int32_t* ids, const double* wte, const double* wpe,
+                       int64_t B, int64_t T, int64_t C) {
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t c = 0; c < C; ++c)
+        out[(b * T + t) * C + c] = wte[ids[b * T + t] * C + c] + wpe[t * C + c];
+}
+
+void embedding_backward(double* dwte, double* dwpe, const double* dout, const int32_t* ids,
+                        int64_t B, int64_t T, int64_t C) {
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t c = 0; c < C; ++c) {
+        const double d = dout[(b * T + t) * C + c];
+        if (dwte) dwte[ids[b * T + t] * C + c] += d;
+        if (dwpe) dwpe[t * C + c] += d;
+      }
+}
+
+void layernorm_forward(double* out, double* mean, double* rstd, const double* inp,
+                       const double* weight, const double* bias, int64_t N, int64_t C) {
+  for (int64_t n = 0; n < N; ++n) {
+    const double* x = inp + n * C;
+    double m = 0.0, var = 0.0;
+    for (int64_t c = 0; c < C; ++c) m += x[c];
+    m /= C;
+    for (int64_t c = 0; c < C; ++c) var += (x[c] - m) * (x[c] - m);
+    var /= C;
+    const double s = 1.0 / std::sqrt(var + 1e-5);
+    for (int64_t c = 0; c < C; ++c)
+      out[n * C + c] = (x[c] - m) * s * weight[c] + (bias ? bias[c] : 0.0);
+    mean[n] = m;
+    rstd[n] = s;
+  }
+}
+
+void layernorm_backward(double* dinp, double* dweight, double* dbias, const double* dout,
+                        const double* inp, const double* weight, const double* mean,
+                        const double* rstd, int64_t N, int64_t C) {
+  for (int64_t n = 0; n < N; ++n) {
+    const double* x = inp + n * C;
+    const double* d = dout + n * C;
+    double g_mean = 0.0, gx_mean = 0.0;
+    for (int64_t c = 0; c < C; ++c) {
+      const double xhat = (x[c] - mean[n]) * rstd[n];
+      g_mean += d[c] * weight[c];
+      gx_mean += d[c] * weight[c] * xhat;
+    }
+    g_mean /= C;
+    gx_mean /= C;
+    for (int64_t c = 0; c < C; ++c) {
+      const double xhat = (x[c] - mean[n]) * rstd[n];
+      if (dinp) dinp[n * C + c] += rstd[n] * (d[c] * weight[c] - g_mean - xhat * gx_mean);
+      if (dweight) dweight[c] += d[c] * xhat;
+      if (dbias) dbias[c] += d[c];
+    }
+  }
+}
+
+void gelu_forward(double* out, const double* inp, int64_t n) {
+  const double k = std::sqrt(2.0 / M_PI);
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = inp[i];
+    out[i] = 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+  }
+}
+
+void gelu_backward(double* dinp, const double* dout, const double* inp, int64_t n) {
+  const double k = std::sqrt(2.0 / M_PI);
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = inp[i];
+    const double th = std::tanh(k * (x + 0.044715 * x * x * x));
+    const double du = k * (1.0 + 3.0 * 0.044715 * x * x);
+    dinp[i] += dout[i] * (0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * du);
+  }
+}
+
+void attention_forward(double* out, double* att, const double* qkv, int64_t B, int64_t T,
+                       int64_t C, int64_t NH) {
+  const int64_t HS = C / NH;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(HS));
+  const double neg_inf = -std::numeric_limits<double>::infinity();
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < NH; ++h)
+      for (int64_t t = 0; t < T; ++t) {
+        const double* q = qkv + (b * T + t) * 3 * C + h * HS;
+        double* a = att + ((b * NH + h) * T + t) * T;
+        // Scores with the future masked to -∞, then a full-row softmax:
+        // exp(-∞) = 0 gives the exact zeros above the diagonal.
+        double mx = neg_inf;
+        for (int64_t j = 0; j < T; ++j) {
+          double s = neg_inf;
+          if (j <= t) {
+            const double* k = qkv + (b * T + j) * 3 * C + C + h * HS;
+            s = 0.0;
+            for (int64_t i = 0; i < HS; ++i) s += q[i] * k[i];
+            s *= scale;
+          }
+          a[j] = s;
+          if (s > mx) mx = s;
+        }
+        double sum = 0.0;
+        for (int64_t j = 0; j < T; ++j) {
+          a[j] = std::exp(a[j] - mx);
+          sum += a[j];
+        }
+        for (int64_t j = 0; j < T; ++j) a[j] /= sum;
+        double* o = out + (b * T + t) * C + h * HS;
+        for (int64_t i = 0; i < HS; ++i) {
+          double acc = 0.0;
+          for (int64_t j = 0; j < T; ++j) acc += a[j] * qkv[(b * T + j) * 3 * C + 2 * C + h * HS + i];
+          o[i] = acc;
+        }
+      }
+}
+
+void attention_backward(double* dqkv, const double* dout, const double* qkv, const double* att,
+                        int64_t B, int64_t T, int64_t C, int64_t NH) {
+  const int64_t HS = C / NH;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(HS));
+  std::vector<double> datt(T), dscore(T);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < NH; ++h)
+      for (int64_t t = 0; t < T; ++t) {
+        const double* a = att + ((b * NH + h) * T + t) * T;
+        const double* d = dout + (b * T + t) * C + h * HS;
+        auto qkv_at = [&](int64_t row, int64_t part) { return (b * T + row) * 3 * C + part * C + h * HS; };
+        for (int64_t j = 0; j < T; ++j) {
+          datt[j] = 0.0;
+          for (int64_t i = 0; i < HS; ++i) {
+            datt[j] += d[i] * qkv[qkv_at(j, 2) + i];
+            dqkv[qkv_at(j, 2) + i] += a[j] * d[i];
+          }
+        }
+        double dot = 0.0;
+        for (int64_t j = 0; j < T; ++j) dot += a[j] * datt[j];
+        for (int64_t j = 0; j < T; ++j) dscore[j] = a[j] * (datt[j] - dot) * scale;
+        for (int64_t j = 0; j < T; ++j)
+          for (int64_t i = 0; i < HS; ++i) {
+            dqkv[qkv_at(t, 0) + i] += dscore[j] * qkv[qkv_at(j, 1) + i];
+            dqkv[qkv_at(j, 1) + i] += dscore[j] * qkv[qkv_at(t, 0) + i];
+          }
+      }
+}
+
+void crossentropy_forward(double* losses, double* probs, const double* logits,
+                          const int32_t* targets, int64_t N, int64_t V) {
+  for (int64_t n = 0; n < N; ++n) {
+    const double* x = logits + n * V;
+    double mx = x[0], sum = 0.0;
+    for (int64_t j = 1; j < V; ++j) mx = x[j] > mx ? x[j] : mx;
+    for (int64_t j = 0; j < V; ++j) sum += std::exp(x[j] - mx);
+    for (int64_t j = 0; j < V; ++j) probs[n * V + j] = std::exp(x[j] - mx) / sum;
+    losses[n] = std::log(sum) + mx - x[targets[n]];
+  }
+}
+
+void crossentropy_backward(double* dlogits, const double* probs, const int32_t* targets,
+                           double scale, int64_t N, int64_t V) {
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t j = 0; j < V; ++j)
+      dlogits[n * V + j] += scale * (probs[n * V + j] - (j == targets[n] ? 1.0 : 0.0));
+}
+
+}  // namespace kernels::reference

@@ -1,0 +1,41 @@
+// Naive double-precision kernels: the test oracle. Same math and argument
+// conventions as kernels.h (backward ADDS into gradients), written as plain
+// loops with no BLAS and no threads, so each is obviously the formula.
+// Used only by tests: once to finite-difference check each backward in
+// double precision, and as the reference the fast float kernels must match.
+#pragma once
+
+#include <cstdint>
+
+namespace kernels::reference {
+
+void linear_forward(double* out, const double* inp, const double* weight, const double* bias,
+                    int64_t N, int64_t IC, int64_t OC);
+void linear_backward(double* dinp, double* dweight, double* dbias, const double* dout,
+                     const double* inp, const double* weight, int64_t N, int64_t IC, int64_t OC);
+
+void embedding_forward(double* out, const int32_t* ids, const double* wte, const double* wpe,
+                       int64_t B, int64_t T, int64_t C);
+void embedding_backward(double* dwte, double* dwpe, const double* dout, const int32_t* ids,
+                        int64_t B, int64_t T, int64_t C);
+
+void layernorm_forward(double* out, double* mean, double* rstd, const double* inp,
+                       const double* weight, const double* bias, int64_t N, int64_t C);
+void layernorm_backward(double* dinp, double* dweight, double* dbias, const double* dout,
+                        const double* inp, const double* weight, const double* mean,
+                        const double* rstd, int64_t N, int64_t C);
+
+void gelu_forward(double* out, const double* inp, int64_t n);
+void gelu_backward(double* dinp, const double* dout, const double* inp, int64_t n);
+
+void attention_forward(double* out, double* att, const double* qkv, int64_t B, int64_t T,
+                       int64_t C, int64_t NH);
+void attention_backward(double* dqkv, const double* dout, const double* qkv, const double* att,
+                        int64_t B, int64_t T, int64_t C, int64_t NH);
+
+void crossentropy_forward(double* losses, double* probs, const double* logits,
+                          const int32_t* targets, int64_t N, int64_t V);
+void crossentropy_backward(double* dlogits, const double* probs, const int32_t* targets,
+                           double scale, int64_t N, int64_t V);
+
+}  // namespace kernels::reference

@@ -1,0 +1,40 @@
+// Tensor: a non-owning view of contiguous float32 storage with a shape, and
+// the place its gradient accumulates (null when no gradient is needed).
+// Storage is owned elsewhere: parameters by nn::ParameterStore, activations
+// by an Arena that is reset every step.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+
+#include "autograd/check.h"
+
+namespace autograd {
+
+struct Tensor {
+  float* data = nullptr;
+  float* grad = nullptr;
+  std::array<int64_t, 4> shape{};
+  int ndim = 0;
+
+  int64_t size(int dim) const { return shape[dim]; }
+  int64_t numel() const {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; ++i) n *= shape[i];
+    return n;
+  }
+  bool needs_grad() const { return grad != nullptr; }
+  bool defined() const { return data != nullptr; }
+};
+
+inline Tensor tensor_view(float* data, float* grad, std::initializer_list<int64_t> shape) {
+  TG_CHECK(shape.size() >= 1 && shape.size() <= 4);
+  Tensor t;
+  t.data = data;
+  t.grad = grad;
+  for (int64_t d : shape) t.shape[t.ndim++] = d;
+  return t;
+}
+
+}  // namespace autograd

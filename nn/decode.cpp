@@ -1,0 +1,80 @@
+// Decoder implementation (see decode.h).
+#include "nn/decode.h"
+
+#include <cstring>
+
+#include "autograd/kernels/kernels.h"
+
+namespace nn {
+
+Decoder::Decoder(const GPT& model) : model_(model) {
+  const GPTConfig& c = model.config;
+  const int64_t C = c.n_embd;
+  k_cache_.resize(c.n_layer * c.block_size * C);
+  v_cache_.resize(c.n_layer * c.block_size * C);
+  x_.resize(C);
+  h_.resize(C);
+  qkv_.resize(3 * C);
+  att_.resize(C);
+  fc_.resize(4 * C);
+  logits_.resize(c.vocab_size);
+  scratch_.resize(c.n_head * c.block_size);
+  mean_rstd_.resize(2);
+  history_.reserve(static_cast<size_t>(c.block_size));
+}
+
+const float* Decoder::step(int32_t token) {
+  const int64_t T = model_.config.block_size;
+  if (len_ == T) {
+    // Full: keep the newest half and re-encode it from position 0.
+    const int64_t keep = T / 2;
+    std::vector<int32_t> recent(history_.end() - keep, history_.end());
+    reset();
+    for (int32_t t : recent) {
+      history_.push_back(t);
+      forward_position(t, len_++);
+    }
+  }
+  history_.push_back(token);
+  return forward_position(token, len_++);
+}
+
+const float* Decoder::forward_position(int32_t token, int64_t pos) {
+  const GPTConfig& c = model_.config;
+  const int64_t C = c.n_embd, T = c.block_size, V = c.vocab_size;
+  float* x = x_.data();
+  float* h = h_.data();
+  float* mean = mean_rstd_.data();
+  float* rstd = mean_rstd_.data() + 1;
+
+  kernels::embedding_forward(x, &token, model_.wte.data, model_.wpe.data + pos * C, 1, 1, C);
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    const BlockWeights& b = model_.blocks[static_cast<size_t>(l)];
+    float* k_cache = k_cache_.data() + l * T * C;
+    float* v_cache = v_cache_.data() + l * T * C;
+    // x = x + c_proj(attention(c_attn(ln_1(x)))) with this position's k, v cached
+    kernels::layernorm_forward(h, mean, rstd, x, b.ln_1_weight.data, b.ln_1_bias.data, 1, C);
+    kernels::linear_forward(qkv_.data(), h, b.c_attn_weight.data, b.c_attn_bias.data, 1, C,
+                            3 * C);
+    std::memcpy(k_cache + pos * C, qkv_.data() + C, static_cast<size_t>(C) * sizeof(float));
+    std::memcpy(v_cache + pos * C, qkv_.data() + 2 * C, static_cast<size_t>(C) * sizeof(float));
+    kernels::attention_decode(att_.data(), scratch_.data(), qkv_.data(), k_cache, v_cache,
+                              pos + 1, C, c.n_head);
+    kernels::linear_forward(h, att_.data(), b.attn_proj_weight.data, b.attn_proj_bias.data, 1,
+                            C, C);
+    kernels::accumulate(x, h, C);
+    // x = x + c_proj(gelu(c_fc(ln_2(x))))
+    kernels::layernorm_forward(h, mean, rstd, x, b.ln_2_weight.data, b.ln_2_bias.data, 1, C);
+    kernels::linear_forward(fc_.data(), h, b.c_fc_weight.data, b.c_fc_bias.data, 1, C, 4 * C);
+    kernels::gelu_forward(fc_.data(), fc_.data(), 4 * C);  // elementwise: in place is safe
+    kernels::linear_forward(h, fc_.data(), b.mlp_proj_weight.data, b.mlp_proj_bias.data, 1,
+                            4 * C, C);
+    kernels::accumulate(x, h, C);
+  }
+  kernels::layernorm_forward(h, mean, rstd, x, model_.ln_f_weight.data, model_.ln_f_bias.data,
+                             1, C);
+  kernels::linear_forward(logits_.data(), h, model_.lm_head.data, nullptr, 1, C, V);
+  return logits_.data();
+}
+
+}  // namespace nn

@@ -1,0 +1,116 @@
+// GPT views and forward pass (see gpt.h).
+#include "nn/gpt.h"
+
+#include <cmath>
+
+#include "autograd/check.h"
+
+namespace nn {
+
+using autograd::OpContext;
+
+int64_t GPT::num_parameters() const {
+  int64_t n = 0;
+  for (const ParamInfo& p : store.table) n += p.numel;
+  return n;
+}
+
+namespace {
+
+Tensor view_of(ParameterStore& store, const std::string& name) {
+  const ParamInfo* p = store.find(name);
+  if (!p) return Tensor{};  // absent (e.g. a bias when config.bias is false)
+  Tensor t;
+  t.data = store.params.data() + p->offset;
+  t.grad = store.grads.data() + p->offset;
+  for (int64_t d : p->shape) t.shape[t.ndim++] = d;
+  return t;
+}
+
+void fill_sinusoid(float* table, int64_t T, int64_t C) {
+  // PE[t, 2i] = sin(t / 10000^(2i/C)), PE[t, 2i+1] = cos(t / 10000^(2i/C)).
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t i = 0; i < C / 2; ++i) {
+      const double angle = static_cast<double>(t) / std::pow(10000.0, 2.0 * i / C);
+      table[t * C + 2 * i] = static_cast<float>(std::sin(angle));
+      table[t * C + 2 * i + 1] = static_cast<float>(std::cos(angle));
+    }
+}
+
+}  // namespace
+
+void bind_views(GPT& m) {
+  ParameterStore& s = m.store;
+  const GPTConfig& c = m.config;
+  m.wte = view_of(s, "transformer.wte.weight");
+  if (c.pos_encoding == PosEncoding::Learned) {
+    m.wpe = view_of(s, "transformer.wpe.weight");
+  } else {
+    m.wpe = autograd::tensor_view(m.sinusoid.data(), nullptr, {c.block_size, c.n_embd});
+  }
+  m.blocks.assign(static_cast<size_t>(c.n_layer), BlockWeights{});
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    const std::string h = "transformer.h." + std::to_string(l) + ".";
+    BlockWeights& b = m.blocks[static_cast<size_t>(l)];
+    b.ln_1_weight = view_of(s, h + "ln_1.weight");
+    b.ln_1_bias = view_of(s, h + "ln_1.bias");
+    b.c_attn_weight = view_of(s, h + "attn.c_attn.weight");
+    b.c_attn_bias = view_of(s, h + "attn.c_attn.bias");
+    b.attn_proj_weight = view_of(s, h + "attn.c_proj.weight");
+    b.attn_proj_bias = view_of(s, h + "attn.c_proj.bias");
+    b.ln_2_weight = view_of(s, h + "ln_2.weight");
+    b.ln_2_bias = view_of(s, h + "ln_2.bias");
+    b.c_fc_weight = view_of(s, h + "mlp.c_fc.weight");
+    b.c_fc_bias = view_of(s, h + "mlp.c_fc.bias");
+    b.mlp_proj_weight = view_of(s, h + "mlp.c_proj.weight");
+    b.mlp_proj_bias = view_of(s, h + "mlp.c_proj.bias");
+  }
+  m.ln_f_weight = view_of(s, "transformer.ln_f.weight");
+  m.ln_f_bias = view_of(s, "transformer.ln_f.bias");
+  m.lm_head = c.tied ? m.wte : view_of(s, "lm_head.weight");
+}
+
+GPT make_gpt(const GPTConfig& config) {
+  TG_CHECK(config_error(config).empty());
+  GPT m;
+  m.config = config;
+  m.store = make_parameter_store(config);
+  if (config.pos_encoding == PosEncoding::Sinusoidal) {
+    m.sinusoid.resize(config.block_size * config.n_embd);
+    fill_sinusoid(m.sinusoid.data(), config.block_size, config.n_embd);
+  }
+  bind_views(m);
+  return m;
+}
+
+Tensor gpt_forward(OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B, int64_t T,
+                   uint64_t dropout_seed) {
+  const GPTConfig& c = m.config;
+  TG_CHECK(T >= 1 && T <= c.block_size);
+  const float p = c.dropout;
+  uint64_t site = dropout_seed;  // each dropout site draws its own seed
+  auto next_seed = [&site]() { return tg::splitmix64(site); };
+
+  Tensor x = autograd::embedding(ctx, ids, B, T, m.wte, m.wpe);
+  x = autograd::dropout(ctx, x, p, next_seed());
+  for (const BlockWeights& b : m.blocks) {
+    // x = x + attn(ln_1(x))
+    Tensor h = autograd::layernorm(ctx, x, b.ln_1_weight, b.ln_1_bias);
+    Tensor qkv = autograd::linear(ctx, h, b.c_attn_weight, b.c_attn_bias);
+    Tensor a = autograd::attention(ctx, qkv, c.n_head);
+    a = autograd::linear(ctx, a, b.attn_proj_weight, b.attn_proj_bias);
+    a = autograd::dropout(ctx, a, p, next_seed());
+    x = autograd::add(ctx, x, a);
+    // x = x + mlp(ln_2(x)), mlp = c_proj(gelu(c_fc(·)))
+    h = autograd::layernorm(ctx, x, b.ln_2_weight, b.ln_2_bias);
+    h = autograd::linear(ctx, h, b.c_fc_weight, b.c_fc_bias);
+    h = autograd::gelu(ctx, h);
+    h = autograd::linear(ctx, h, b.mlp_proj_weight, b.mlp_proj_bias);
+    h = autograd::dropout(ctx, h, p, next_seed());
+    x = autograd::add(ctx, x, h);
+  }
+  x = autograd::layernorm(ctx, x, m.ln_f_weight, m.ln_f_bias);
+  return autograd::linear(ctx, x, m.lm_head, Tensor{});
+}
+
+}  // namespace nn

@@ -1,0 +1,65 @@
+// The KV-cache decoder against the full forward pass, position by position,
+// including past block_size where the context is cropped.
+#include <catch2/catch.hpp>
+
+#include "model_fixture.h"
+#include "nn/decode.h"
+#include "nn/sampling.h"
+
+TEST_CASE("decoder logits equal the full forward's at every position", "[decode]") {
+  for (bool sinusoidal : {false, true}) {
+    nn::GPTConfig c = testing::tiny_config();
+    if (sinusoidal) c.pos_encoding = nn::PosEncoding::Sinusoidal;
+    const nn::GPT m = testing::tiny_model(c, 7, 1.0f);
+    const testing::Batch b = testing::tiny_batch(1, c.block_size, c.vocab_size);
+    autograd::Arena arena;
+    autograd::OpContext ctx{&arena, nullptr};
+    autograd::Tensor full = nn::gpt_forward(ctx, m, b.inputs.data(), 1, b.T);
+    nn::Decoder dec(m);
+    for (int64_t t = 0; t < b.T; ++t) {
+      const float* logits = dec.step(b.inputs[t]);
+      for (int64_t v = 0; v < c.vocab_size; ++v)
+        REQUIRE(logits[v] == Approx(full.data[t * c.vocab_size + v]).margin(1e-4));
+    }
+  }
+}
+
+TEST_CASE("past block_size the decoder matches a forward over the cropped context", "[decode]") {
+  const nn::GPTConfig c = testing::tiny_config();  // block_size 8
+  const nn::GPT m = testing::tiny_model(c, 7, 1.0f);
+  const testing::Batch b = testing::tiny_batch(1, 8, c.vocab_size);
+  nn::Decoder dec(m);
+  for (int64_t t = 0; t < 8; ++t) dec.step(b.inputs[t]);
+  // The 9th token: the cache keeps the newest 4 and re-encodes them.
+  const int32_t next = 3;
+  const float* logits = dec.step(next);
+  std::vector<int32_t> ctx_ids(b.inputs.end() - 4, b.inputs.end());
+  ctx_ids.push_back(next);
+  autograd::Arena arena;
+  autograd::OpContext ctx{&arena, nullptr};
+  autograd::Tensor full = nn::gpt_forward(ctx, m, ctx_ids.data(), 1, 5);
+  for (int64_t v = 0; v < c.vocab_size; ++v)
+    REQUIRE(logits[v] == Approx(full.data[4 * c.vocab_size + v]).margin(1e-4));
+  CHECK(dec.length() == 5);
+}
+
+TEST_CASE("token sampler: greedy, top-k, top-p and seeded draws", "[sampling]") {
+  std::vector<float> logits = {0.0f, 3.0f, 1.0f, 2.9f, -5.0f};
+  nn::TokenSampler s(5);
+  tg::Rng rng(1);
+  nn::SamplingOptions greedy;
+  greedy.temperature = 0.0f;
+  CHECK(s.sample(logits.data(), greedy, rng) == 1);
+  nn::SamplingOptions top2;
+  top2.top_k = 2;
+  for (int i = 0; i < 200; ++i) {
+    const int32_t t = s.sample(logits.data(), top2, rng);
+    REQUIRE((t == 1 || t == 3));
+  }
+  nn::SamplingOptions nucleus;
+  nucleus.top_p = 0.01f;  // only the single most likely token
+  for (int i = 0; i < 50; ++i) REQUIRE(s.sample(logits.data(), nucleus, rng) == 1);
+  tg::Rng a(9), b(9);
+  nn::SamplingOptions plain;
+  for (int i = 0; i < 50; ++i) REQUIRE(s.sample(logits.data(), plain, a) == s.sample(logits.data(), plain, b));
+}

@@ -1,0 +1,53 @@
+// After the first training step, a step makes no heap allocation: the arena
+// and the tape keep their capacity. Counted by replacing operator new for
+// this test executable.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "autograd/kernels/kernels.h"
+#include "model_fixture.h"
+
+namespace {
+std::atomic<int64_t> g_allocations{0};
+}
+
+void* operator new(std::size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+TEST_CASE("a training step allocates nothing after the first", "[alloc]") {
+  nn::GPTConfig c = testing::tiny_config();
+  c.dropout = 0.1f;
+  nn::GPT m = nn::make_gpt(c);
+  nn::gpt_init(m, 1);
+  const testing::Batch b = testing::tiny_batch(4, c.block_size, c.vocab_size);
+  autograd::Arena arena;
+  autograd::Tape tape;
+  int64_t step_number = 0;
+  auto step = [&] {
+    arena.reset();
+    tape.clear();
+    autograd::OpContext ctx{&arena, &tape};
+    autograd::Tensor logits = nn::gpt_forward(ctx, m, b.inputs.data(), b.B, b.T, 77);
+    autograd::Tensor loss = autograd::cross_entropy(ctx, logits, b.targets.data());
+    tape.backward(loss, arena);
+    const double norm = std::sqrt(kernels::sum_squares(m.store.grads.data(), m.store.total));
+    const float scale = norm > 1.0 ? static_cast<float>(1.0 / (norm + 1e-6)) : 1.0f;
+    ++step_number;
+    kernels::adamw_update(m.store.params.data(), m.store.m.data(), m.store.v.data(),
+                          m.store.grads.data(), m.store.total, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f,
+                          step_number, scale);
+  };
+  step();
+  step();
+  const int64_t before = g_allocations.load();
+  for (int i = 0; i < 3; ++i) step();
+  CHECK(g_allocations.load() - before == 0);
+}

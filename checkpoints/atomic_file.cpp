@@ -1,0 +1,70 @@
+// The temporary file and durable rename behind atomic saves (Note [Atomic save]).
+#include "checkpoints/atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "autograd/errors.h"
+
+namespace checkpoints {
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+std::string directory_of(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+TempFile::TempFile(const std::string& target)
+    : target_(target), temp_(target + ".tmp-" + std::to_string(::getpid())) {
+  // A leftover with our pid can only be from a crashed earlier process.
+  ::unlink(temp_.c_str());
+  int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    committed_ = true;  // nothing of ours to delete
+    throw tg::DataError("cannot create " + temp_ + ": " + errno_text());
+  }
+  ::close(fd);
+}
+
+TempFile::~TempFile() {
+  if (!committed_) ::unlink(temp_.c_str());
+}
+
+void TempFile::commit() {
+  int fd = ::open(temp_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw tg::DataError("cannot reopen " + temp_ + " to sync it: " + errno_text());
+  if (::fsync(fd) != 0) {
+    std::string why = errno_text();
+    ::close(fd);
+    throw tg::DataError("cannot sync " + temp_ + " to disk: " + why);
+  }
+  ::close(fd);
+  if (std::rename(temp_.c_str(), target_.c_str()) != 0)
+    throw tg::DataError("cannot rename " + temp_ + " to " + target_ + ": " + errno_text());
+  committed_ = true;
+
+  // The new file is in place; syncing the directory makes the rename durable.
+  // Some filesystems cannot sync a directory (EINVAL): nothing more to do there.
+  const std::string dir = directory_of(target_);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return;
+  int rc = ::fsync(dfd);
+  int err = errno;
+  ::close(dfd);
+  if (rc != 0 && err != EINVAL && err != ENOTSUP)
+    throw tg::DataError("saved " + target_ + " but cannot sync directory " + dir + ": " +
+                        std::strerror(err) + "; the save may not survive a crash");
+}
+
+}  // namespace checkpoints

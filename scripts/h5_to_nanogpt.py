@@ -1,0 +1,87 @@
+#!/usr/bin/python3
+"""Converts a tapegpt checkpoint (HDF5) into a nanoGPT-style ckpt.pt.
+
+The output is {'model': state_dict, 'model_args': {...}, 'iter_num': step,
+'best_val_loss': ..., 'config': {training flags}}, which nanoGPT's sample.py
+loads as is (init_from='resume'). The optimizer state is not converted.
+
+    /usr/bin/python3 scripts/h5_to_nanogpt.py runs/x/ckpt.h5 out/ckpt.pt
+
+Needs torch, h5py and numpy (Debian: python3-torch python3-h5py python3-numpy).
+"""
+import argparse
+import re
+import sys
+
+import h5py
+import numpy as np
+import torch
+
+
+def text(value):
+    """An HDF5 string attribute as str (tapegpt writes fixed-length bytes)."""
+    if isinstance(value, (bytes, np.bytes_)):
+        return value.decode("utf-8")
+    return str(value)
+
+
+def nanogpt_order(name):
+    """Sort key giving nanoGPT's state_dict order (wte, wpe, h.0..., ln_f, lm_head)."""
+    m = re.match(r"transformer\.h\.(\d+)\.(.*)", name)
+    sub = ["ln_1.weight", "ln_1.bias", "attn.c_attn.weight", "attn.c_attn.bias",
+           "attn.c_proj.weight", "attn.c_proj.bias", "ln_2.weight", "ln_2.bias",
+           "mlp.c_fc.weight", "mlp.c_fc.bias", "mlp.c_proj.weight", "mlp.c_proj.bias"]
+    if m:
+        rest = m.group(2)
+        return (1, int(m.group(1)), sub.index(rest) if rest in sub else len(sub), rest)
+    head = {"transformer.wte.weight": 0, "transformer.wpe.weight": 0.5}
+    if name in head:
+        return (0, head[name], 0, name)
+    return (2, 0, 0, name)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("ckpt", help="tapegpt checkpoint (.h5)")
+    parser.add_argument("out", help="nanoGPT checkpoint to write (.pt)")
+    args = parser.parse_args()
+
+    with h5py.File(args.ckpt, "r") as f:
+        if text(f.attrs.get("format", b"")) != "tapegpt":
+            sys.exit(f"h5_to_nanogpt: {args.ckpt} is not a tapegpt checkpoint (no format='tapegpt')")
+        if int(f.attrs["format_version"]) != 1:
+            sys.exit(f"h5_to_nanogpt: {args.ckpt} has format_version {int(f.attrs['format_version'])}; "
+                     "this script reads version 1")
+        cfg = f["config"].attrs
+        if text(cfg["pos_encoding"]) != "learned":
+            sys.exit("h5_to_nanogpt: nanoGPT has only learned position embeddings; this model uses "
+                     f"{text(cfg['pos_encoding'])} positions and cannot be converted")
+        tied = bool(int(cfg["tied"]))
+        model_args = dict(
+            n_layer=int(cfg["n_layer"]), n_head=int(cfg["n_head"]), n_embd=int(cfg["n_embd"]),
+            block_size=int(cfg["block_size"]), bias=bool(int(cfg["bias"])),
+            vocab_size=int(cfg["vocab_size"]), dropout=float(cfg["dropout"]))
+        state = {}
+        for name in sorted(f["model"].keys(), key=nanogpt_order):
+            state[name] = torch.from_numpy(np.asarray(f["model"][name], dtype=np.float32))
+        if tied:
+            # nanoGPT ties lm_head to wte; its state_dict lists both keys, one tensor.
+            state["lm_head.weight"] = state["transformer.wte.weight"]
+        else:
+            print("h5_to_nanogpt: warning: this model has an untied lm_head; nanoGPT's GPT class "
+                  "always ties it to wte, so load the state_dict into a model without tying",
+                  file=sys.stderr)
+        train = f["train"].attrs
+        flags = {}
+        if "flags" in f["train"]:
+            for key, value in f["train/flags"].attrs.items():
+                flags[key] = text(value) if isinstance(value, (bytes, np.bytes_, str)) else value.item()
+        out = {"model": state, "model_args": model_args, "iter_num": int(train["step"]),
+               "best_val_loss": float(train["best_val_loss"]), "config": flags}
+    torch.save(out, args.out)
+    print(f"h5_to_nanogpt: wrote {args.out} ({sum(t.numel() for k, t in state.items() if k != 'lm_head.weight' or not tied)} "
+          "parameters)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,481 @@
+#!/usr/bin/python3
+"""Pins tapegpt's whole model to PyTorch: logits, loss, every parameter
+gradient and the weights after a few AdamW steps, for several configs.
+
+tapegpt_parity_dump (tests/parity/parity_dump.cpp) writes what our float32
+code computes; this script rebuilds the same model as a plain nanoGPT-style
+torch module, loads our initial weights and recomputes everything in float64.
+
+Error measure: for each tensor, max|ours - torch| / max|torch| — relative to
+the tensor's largest entry, because a float32 rounding error scales with the
+magnitudes summed, not with the (possibly near-zero) entry it lands in.
+
+What is compared, per config:
+  logits and loss at the initial weights;
+  every parameter gradient, name by name, at the initial weights and again at
+    our weights after each step (each step's fresh forward/backward must not
+    inherit state from the last);
+  adamw: torch's clip_grad_norm_ + AdamW (nanoGPT's decay groups) fed OUR
+    gradients, against our weights after each of the K steps — the optimizer
+    alone, no gradient noise in play; also the gradient norm we clipped with;
+  trajectory: torch's own K steps (forward, backward, clip, AdamW) from the
+    same start, against our weights and losses.
+Each line also prints torch's own float32 error against its float64, the
+yardstick of what float32 alone costs on that quantity.
+
+Thresholds (float32 unit roundoff is 6e-8; measured errors are ~1e-7..2e-6,
+the same as torch float32's, so every threshold leaves a 10-50x margin while
+a wrong LayerNorm eps, the erf GELU, a sinusoid 1e-4 off, a missing decay
+group, missing clipping or a wrong beta each fail it):
+  logits            1e-5  a few hundred roundings through L blocks
+  loss              1e-6  a mean over B*T rows, accumulated in double
+  gradients         1e-4  backward goes through softmax and LayerNorm
+                          Jacobians, which amplify cancellation a little
+  gradient norm     1e-5
+  adamw             1e-5  same inputs on both sides: only rounding differs
+  trajectory        1e-3  Adam divides each gradient entry by its own size, so
+                          an entry that is near zero by cancellation (float32
+                          noise ~1e-6 of the tensor max, relative error of
+                          order 1) still moves by a sizable part of lr; torch
+                          float32 shows the same ~5e-5 effect. The losses stay
+                          tight (1e-6): the loss barely feels such entries.
+Note [key bias rows]: rows C…2C-1 of attn.c_attn.bias have zero gradient in
+exact arithmetic (a vector added to every key shifts each row of scores by a
+constant, which softmax ignores). Ours holds float32 noise there, so those rows
+get an absolute tolerance (1e-5 × the tensor's largest gradient) instead of a
+relative one. Adam normalises that noise to steps of up to ~lr, so in the
+trajectory those rows may drift by up to ~lr per step (harmlessly: the loss
+cannot see them) and are checked against that bound (1.5·lr·k) instead.
+
+Exit status: 0 pass, 1 fail, 2 usage error, 77 torch or numpy unavailable
+(CTest's SKIP_RETURN_CODE).
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    import torch
+    import torch.nn as nn
+    from torch.nn import functional as F
+except ImportError as e:  # the test is skipped, not failed, without torch
+    print(f"torch parity: skipped ({e}); install python3-torch and python3-numpy")
+    sys.exit(77)
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+TOL = {
+    "logits": 1e-5,
+    "loss": 1e-6,
+    "grads": 1e-4,
+    "key_rows": 1e-5,
+    "grad_norm": 1e-5,
+    "adamw": 1e-5,
+    "trajectory": 1e-3,
+    "key_drift": 1.5,
+    "trajectory_loss": 1e-6,
+}
+
+# (label, dump flags). Small enough that all of them run in a few seconds,
+# big enough for several heads, layers and a vocabulary wider than C.
+BASE = dict(vocab=29, block=12, layers=2, heads=4, embd=32, bias=1, tied=1, pos="learned",
+            batch=3, time=12, steps=3, lr=1e-3, clip=0.5, wd=0.1, spread=5.0, seed=1337)
+CONFIGS = [
+    ("tied+learned+bias", {}),
+    ("untied", dict(tied=0)),
+    ("no bias", dict(bias=0)),
+    ("sinusoidal", dict(pos="sinusoidal")),
+    ("n_head=1, 3 layers", dict(heads=1, layers=3)),
+    ("T=7 < block_size", dict(time=7)),
+]
+
+
+# ---- the reference model: nanoGPT, written out ------------------------------
+
+class LayerNorm(nn.Module):
+    """LayerNorm with an optional bias (torch 1.13's has no bias=False)."""
+
+    def __init__(self, n, bias):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(n))
+        self.bias = nn.Parameter(torch.zeros(n)) if bias else None
+
+    def forward(self, x):
+        return F.layer_norm(x, self.weight.shape, self.weight, self.bias, 1e-5)
+
+
+SQRT_2_OVER_PI = (2.0 / np.pi) ** 0.5
+
+
+def new_gelu(x):
+    """GPT-2's GELU, tanh approximation (nanoGPT's new_gelu)."""
+    return 0.5 * x * (1.0 + torch.tanh(SQRT_2_OVER_PI * (x + 0.044715 * torch.pow(x, 3.0))))
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        C = cfg["n_embd"]
+        self.n_head = cfg["n_head"]
+        self.c_attn = nn.Linear(C, 3 * C, bias=cfg["bias"])  # rows q…, k…, v…
+        self.c_proj = nn.Linear(C, C, bias=cfg["bias"])
+        T = cfg["block_size"]
+        self.register_buffer("mask", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        hs = C // self.n_head
+        q = q.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
+        k = k.view(B, T, self.n_head, hs).transpose(1, 2)
+        v = v.view(B, T, self.n_head, hs).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / hs ** 0.5)
+        att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        C = cfg["n_embd"]
+        self.c_fc = nn.Linear(C, 4 * C, bias=cfg["bias"])
+        self.c_proj = nn.Linear(4 * C, C, bias=cfg["bias"])
+
+    def forward(self, x):
+        return self.c_proj(new_gelu(self.c_fc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.ln_1 = LayerNorm(cfg["n_embd"], cfg["bias"])
+        self.attn = CausalSelfAttention(cfg)
+        self.ln_2 = LayerNorm(cfg["n_embd"], cfg["bias"])
+        self.mlp = MLP(cfg)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        V, T, C = cfg["vocab_size"], cfg["block_size"], cfg["n_embd"]
+        parts = dict(wte=nn.Embedding(V, C))
+        if cfg["pos_encoding"] == "learned":
+            parts["wpe"] = nn.Embedding(T, C)
+        parts["h"] = nn.ModuleList([Block(cfg) for _ in range(cfg["n_layer"])])
+        parts["ln_f"] = LayerNorm(C, cfg["bias"])
+        self.transformer = nn.ModuleDict(parts)
+        self.lm_head = nn.Linear(C, V, bias=False)
+        if cfg["tied"]:
+            self.lm_head.weight = self.transformer.wte.weight
+        # Fixed sinusoidal table, computed here independently of our C++:
+        # PE[t,2i] = sin(t / 10000^(2i/C)), PE[t,2i+1] = cos(same).
+        t = torch.arange(T, dtype=torch.float64)[:, None]
+        two_i = torch.arange(0, C, 2, dtype=torch.float64)[None, :]
+        angle = t / torch.pow(10000.0, two_i / C)
+        pe = torch.zeros(T, C, dtype=torch.float64)
+        pe[:, 0::2] = torch.sin(angle)
+        pe[:, 1::2] = torch.cos(angle)
+        self.register_buffer("sinusoid", pe)
+
+    def forward(self, idx):
+        B, T = idx.size()
+        pos = torch.arange(T)
+        if "wpe" in self.transformer:
+            pos_emb = self.transformer.wpe(pos)
+        else:
+            pos_emb = self.sinusoid[:T].to(self.transformer.wte.weight.dtype)
+        x = self.transformer.wte(idx) + pos_emb
+        for block in self.transformer.h:
+            x = block(x)
+        return self.lm_head(self.transformer.ln_f(x))
+
+
+# ---- loading the dump ----------------------------------------------------------
+
+class Dump:
+    def __init__(self, d):
+        self.dir = d
+        with open(os.path.join(d, "manifest.json")) as f:
+            self.m = json.load(f)
+        self.cfg = self.m["config"]
+        self.params = self.m["params"]
+        self.B, self.T = self.m["B"], self.m["T"]
+
+    def ints(self, name):
+        return np.fromfile(os.path.join(self.dir, name), dtype="<i4").reshape(self.B, self.T)
+
+    def floats(self, name):
+        return np.fromfile(os.path.join(self.dir, name), dtype="<f4")
+
+    def named(self, name):
+        """{param name: float32 array in PyTorch's shape} from a concatenated file."""
+        flat = self.floats(name)
+        return {p["name"]: flat[p["offset"]:p["offset"] + p["numel"]].reshape(p["shape"])
+                for p in self.params}
+
+
+def rel_err(ours, ref):
+    """max|ours - ref| / max|ref| (absolute when ref is all zero)."""
+    ours = np.asarray(ours, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    scale = np.max(np.abs(ref)) if ref.size else 0.0
+    diff = np.max(np.abs(ours - ref)) if ref.size else 0.0
+    return diff / scale if scale > 0 else diff
+
+
+def key_row_slice(name, C):
+    """Rows of a parameter whose exact gradient is zero (Note [key bias rows])."""
+    if name.endswith("attn.c_attn.bias"):
+        return slice(C, 2 * C)
+    return None
+
+
+def grad_err(ours, ref, rows):
+    """(relative error outside `rows`, |error| in rows / max|ref|, max|ours| in rows).
+
+    Both are scaled by the tensor's largest gradient; rows (if any) are the
+    exactly-zero key bias rows of Note [key bias rows]."""
+    ours = np.asarray(ours, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    if rows is None:
+        return rel_err(ours, ref), None, None
+    scale = np.max(np.abs(ref))
+    keep = np.ones(ours.shape[0], dtype=bool)
+    keep[rows] = False
+    return (np.max(np.abs(ours[keep] - ref[keep])) / scale,
+            np.max(np.abs(ours[rows] - ref[rows])) / scale, np.max(np.abs(ours[rows])))
+
+
+def weight_err(ours, ref, rows):
+    """(relative error outside `rows`, max |drift| in rows or None)."""
+    ours = np.asarray(ours, dtype=np.float64)
+    ref = np.asarray(ref, dtype=np.float64)
+    if rows is None:
+        return rel_err(ours, ref), None
+    keep = np.ones(ours.shape[0], dtype=bool)
+    keep[rows] = False
+    return (np.max(np.abs(ours[keep] - ref[keep])) / np.max(np.abs(ref[keep])),
+            np.max(np.abs(ours[rows] - ref[rows])))
+
+
+def build_torch(dump, dtype, weights="weights_0.bin"):
+    model = GPT(dump.cfg).to(dtype)
+    named = dict(model.named_parameters())  # the tied head appears once, as wte
+    want = [p["name"] for p in dump.params]
+    if sorted(named) != sorted(want):
+        raise SystemExit(f"parameter names differ: ours {sorted(want)} torch {sorted(named)}")
+    w0 = dump.named(weights)
+    with torch.no_grad():
+        for name in want:
+            named[name].copy_(torch.from_numpy(w0[name].astype(np.float64)).to(dtype))
+    return model, named
+
+
+def make_optimizer(named, opt):
+    # nanoGPT's groups: decay on every tensor with dim >= 2 (both embeddings,
+    # every matrix), none on biases and LayerNorm weights.
+    decay = [p for p in named.values() if p.dim() >= 2]
+    no_decay = [p for p in named.values() if p.dim() < 2]
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": opt["weight_decay"]},
+         {"params": no_decay, "weight_decay": 0.0}],
+        lr=opt["lr"], betas=(opt["beta1"], opt["beta2"]), eps=opt["eps"], foreach=False)
+
+
+def forward_backward(model, idx, targets):
+    model.zero_grad(set_to_none=True)
+    logits = model(idx)
+    V = logits.size(-1)
+    loss = F.cross_entropy(logits.view(-1, V), targets.view(-1))
+    loss.backward()
+    return logits, loss
+
+
+# ---- one config ------------------------------------------------------------------
+
+class Report:
+    def __init__(self):
+        self.worst = {}   # quantity -> (error, where)
+        self.failures = []
+
+    def add(self, quantity, err, where, tol):
+        if quantity not in self.worst or err > self.worst[quantity][0]:
+            self.worst[quantity] = (err, where)
+        if not err <= tol:  # also catches NaN
+            self.failures.append(f"{where}: {quantity} error {err:.3g} > {tol:.0e}")
+
+
+def check_config(label, flags, dump_tool, report):
+    with tempfile.TemporaryDirectory(prefix="tapegpt_parity_") as d:
+        cmd = [dump_tool, "--out", d] + [x for k, v in flags.items() for x in (f"--{k}", str(v))]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            report.failures.append(f"{label}: dump tool failed ({run.returncode}): {run.stderr.strip()}")
+            print(f"== {label}: dump tool failed: {run.stderr.strip()}")
+            return
+        dump = Dump(d)
+        cfg, opt, C = dump.cfg, dump.m["optimizer"], dump.cfg["n_embd"]
+        K = opt["steps"]
+        idx = torch.from_numpy(dump.ints("inputs.bin").astype(np.int64))
+        targets = torch.from_numpy(dump.ints("targets.bin").astype(np.int64))
+        our_logits = dump.floats("logits.bin").reshape(dump.B, dump.T, cfg["vocab_size"])
+        our_grads = [dump.named(f"grads_{k}.bin") for k in range(K + 1)]
+        our_weights = [dump.named(f"weights_{k}.bin") for k in range(K + 1)]
+        names = [p["name"] for p in dump.params]
+        print(f"== {label}: V={cfg['vocab_size']} T'={cfg['block_size']} L={cfg['n_layer']} "
+              f"NH={cfg['n_head']} C={C} bias={cfg['bias']} tied={cfg['tied']} "
+              f"pos={cfg['pos_encoding']} B={dump.B} T={dump.T}, {K} AdamW steps")
+
+        # Reference (float64) and torch's own float32 as a yardstick.
+        m64, p64 = build_torch(dump, torch.float64)
+        logits64, loss64 = forward_backward(m64, idx, targets)
+        m32, p32 = build_torch(dump, torch.float32)
+        logits32, loss32 = forward_backward(m32, idx, targets)
+        ref_logits = logits64.detach().numpy()
+
+        e = rel_err(our_logits, ref_logits)
+        report.add("logits", e, label, TOL["logits"])
+        print(f"   logits  {e:.2e}   (torch float32 {rel_err(logits32.detach().numpy(), ref_logits):.2e})")
+        e = abs(dump.m["losses"][0] - loss64.item()) / abs(loss64.item())
+        report.add("loss", e, label, TOL["loss"])
+        print(f"   loss    {e:.2e}   ours {dump.m['losses'][0]:.7f} torch {loss64.item():.7f}"
+              f"   (torch float32 {abs(loss32.item() - loss64.item()) / abs(loss64.item()):.2e})")
+
+        print("   gradients (relative to each tensor's max |grad|; torch float32 alongside):")
+        for name in names:
+            ref = p64[name].grad.numpy()
+            e, key_abs, ours_key = grad_err(our_grads[0][name], ref, key_row_slice(name, C))
+            e32, _, _ = grad_err(p32[name].grad.double().numpy(), ref, key_row_slice(name, C))
+            report.add("grads", e, f"{label} {name}", TOL["grads"])
+            note = ""
+            if key_abs is not None:
+                report.add("key_rows", key_abs, f"{label} {name}[C:2C]", TOL["key_rows"])
+                note = (f"   key rows (exact 0): max|ours| {ours_key:.1e}, "
+                        f"error / max|grad| {key_abs:.1e}")
+            print(f"     {name:40s} {e:.2e}  ({e32:.2e}){note}")
+
+        # Each later step's fresh forward/backward, at our own weights_k: the
+        # same tight check, so no state (gradients, arena, tape) leaks between
+        # steps.
+        for k in range(1, K + 1):
+            mk, pk = build_torch(dump, torch.float64, f"weights_{k}.bin")
+            _, loss_k = forward_backward(mk, idx, targets)
+            el = abs(dump.m["losses"][k] - loss_k.item()) / abs(loss_k.item())
+            report.add("loss", el, f"{label} at weights_{k}", TOL["loss"])
+            worst = (0.0, "")
+            for name in names:
+                rows = key_row_slice(name, C)
+                e, key_abs, _ = grad_err(our_grads[k][name], pk[name].grad.numpy(), rows)
+                report.add("grads", e, f"{label} at weights_{k} {name}", TOL["grads"])
+                if key_abs is not None:
+                    report.add("key_rows", key_abs, f"{label} at weights_{k} {name}[C:2C]",
+                               TOL["key_rows"])
+                worst = max(worst, (e, name))
+            print(f"   at weights_{k}: loss {el:.2e}, worst gradient {worst[0]:.2e} ({worst[1]})")
+
+        # AdamW alone: torch's optimizer (clip_grad_norm_ + AdamW) fed OUR
+        # gradients at each step, against our weights after that step.
+        _, pa = build_torch(dump, torch.float64)
+        opt_a = make_optimizer(pa, opt)
+        # The trajectory: torch's own forward/backward/clip/AdamW from the same
+        # initial weights, in float64 and (as the yardstick) float32.
+        traj = {}
+        for dtype in (torch.float64, torch.float32):
+            mt, pt = build_torch(dump, dtype)
+            traj[dtype] = (mt, pt, make_optimizer(pt, opt))
+        for k in range(K):
+            for name in names:
+                pa[name].grad = torch.from_numpy(our_grads[k][name].astype(np.float64))
+            norm_a = torch.nn.utils.clip_grad_norm_(list(pa.values()), opt["grad_clip"]).item()
+            en = abs(norm_a - dump.m["grad_norms"][k]) / norm_a
+            report.add("grad_norm", en, f"{label} step {k + 1}", TOL["grad_norm"])
+            opt_a.step()
+            for dtype, (mt, pt, ot) in traj.items():
+                _, loss_t = forward_backward(mt, idx, targets)
+                if dtype == torch.float64 and k > 0:
+                    e = abs(dump.m["losses"][k] - loss_t.item()) / abs(loss_t.item())
+                    report.add("trajectory_loss", e, f"{label} step {k + 1}", TOL["trajectory_loss"])
+                torch.nn.utils.clip_grad_norm_(list(pt.values()), opt["grad_clip"])
+                ot.step()
+            p_t64, p_t32 = traj[torch.float64][1], traj[torch.float32][1]
+            worst_a = worst_t = worst_t32 = (0.0, "")
+            for name in names:
+                ours = our_weights[k + 1][name]
+                ea = rel_err(ours, pa[name].detach().numpy())
+                report.add("adamw", ea, f"{label} step {k + 1} {name}", TOL["adamw"])
+                worst_a = max(worst_a, (ea, name))
+                ref = p_t64[name].detach().numpy()
+                rows = key_row_slice(name, C)
+                et, drift = weight_err(ours, ref, rows)
+                report.add("trajectory", et, f"{label} step {k + 1} {name}", TOL["trajectory"])
+                worst_t = max(worst_t, (et, name))
+                worst_t32 = max(worst_t32, (weight_err(p_t32[name].detach().double().numpy(), ref, rows)[0], name))
+                if drift is not None:
+                    report.add("key_drift", drift / ((k + 1) * opt["lr"]),
+                               f"{label} step {k + 1} {name}[C:2C]", TOL["key_drift"])
+            clipped = "clipped" if dump.m["grad_norms"][k] > opt["grad_clip"] else "NOT clipped"
+            print(f"   step {k + 1}: grad norm {dump.m['grad_norms'][k]:.4f} ({clipped}, error {en:.1e}),"
+                  f" adamw {worst_a[0]:.2e} ({worst_a[1]}), trajectory {worst_t[0]:.2e} ({worst_t[1]};"
+                  f" torch float32 {worst_t32[0]:.2e})")
+        with torch.no_grad():
+            loss_t = F.cross_entropy(traj[torch.float64][0](idx).view(-1, cfg["vocab_size"]),
+                                     targets.view(-1)).item()
+        e = abs(dump.m["losses"][K] - loss_t) / abs(loss_t)
+        report.add("trajectory_loss", e, f"{label} after step {K}", TOL["trajectory_loss"])
+        print(f"   losses ours {' '.join(f'{x:.7f}' for x in dump.m['losses'])};"
+              f" torch's own after step {K}: {loss_t:.7f} (error {e:.1e})")
+
+
+def find_dump_tool():
+    pattern = os.path.join(REPO, "build*", "tests", "parity", "tapegpt_parity_dump")
+    found = sorted(glob.glob(pattern), key=os.path.getmtime)
+    return found[-1] if found else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dump-tool", help="path to tapegpt_parity_dump (default: newest build*/ one)")
+    args = ap.parse_args()
+    tool = args.dump_tool or find_dump_tool()
+    if not tool or not os.access(tool, os.X_OK):
+        print("torch parity: cannot find tapegpt_parity_dump; build it "
+              "(make tapegpt_parity_dump) and pass --dump-tool PATH", file=sys.stderr)
+        return 2
+    torch.set_num_threads(1)  # tiny tensors: threads only add noise to the timing
+
+    report = Report()
+    for label, over in CONFIGS:
+        check_config(label, {**BASE, **over}, tool, report)
+
+    def w(q):
+        err, where = report.worst.get(q, (float("nan"), "not measured"))
+        return f"{err:.1e}", where
+
+    verdict = "PASS" if not report.failures else "FAIL"
+    for f in report.failures[:25]:
+        print(f"FAIL {f}")
+    if len(report.failures) > 25:
+        print(f"FAIL ... and {len(report.failures) - 25} more")
+    g, gwhere = w("grads")
+    print(f"torch parity: worst relative error logits {w('logits')[0]}, loss {w('loss')[0]}, "
+          f"grads {g} ({gwhere}), key-bias rows {w('key_rows')[0]}, grad norm {w('grad_norm')[0]}, "
+          f"adamw weights {w('adamw')[0]}, trajectory weights {w('trajectory')[0]} "
+          f"(key-bias drift {w('key_drift')[0]}·lr·k), trajectory loss {w('trajectory_loss')[0]}"
+          f" — {verdict}")
+    return 0 if verdict == "PASS" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -31,3 +31,17 @@ bool parse_pos_encoding(const std::string& name, PosEncoding* out) {
 }
 
 }  // namespace nn
+
+namespace nn {
+
+int64_t matmul_parameters(const GPTConfig& c) {
+  const int64_t C = c.n_embd;
+  return c.n_layer * (3 * C * C + C * C + 4 * C * C + 4 * C * C) + c.vocab_size * C;
+}
+
+double training_flops_per_token(const GPTConfig& c) {
+  return 6.0 * static_cast<double>(matmul_parameters(c)) +
+         12.0 * static_cast<double>(c.n_layer * c.n_embd * c.block_size);
+}
+
+}  // namespace nn

@@ -31,3 +31,14 @@ const char* pos_encoding_name(PosEncoding p);
 bool parse_pos_encoding(const std::string& name, PosEncoding* out);
 
 }  // namespace nn
+
+namespace nn {
+
+// Parameters that take part in a matmul per token: every block's four weight
+// matrices and the output matrix (counted even when tied).
+int64_t matmul_parameters(const GPTConfig& config);
+// Training FLOPs per token (forward + backward): 6·matmul parameters plus
+// 12·n_layer·n_embd·T for the attention products (the PaLM appendix count).
+double training_flops_per_token(const GPTConfig& config);
+
+}  // namespace nn

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Configures and builds tapegpt in build/ (Release). Extra arguments go to
+# CMake's configure step, e.g. scripts/build.sh -DTAPEGPT_SANITIZE=ON.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR="${BUILD_DIR:-build}"
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" "$@" >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)"

@@ -1,0 +1,265 @@
+#!/usr/bin/python3
+"""End-to-end tests of the tapegpt command line on a tiny corpus.
+
+prepare -> train -> loss falls -> checkpoint -> eval -> sample, exact resume,
+eval agreeing with the trainer's validation loss, and every bad input getting
+one clear error line with the right exit code and no damaged file.
+Run by CTest as: test_cli.py PATH/TO/tapegpt
+"""
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+TAPEGPT = None
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODEL = ["--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--block-size", "16",
+         "--batch-size", "4", "--warmup", "2", "--threads", "2"]
+
+try:
+    import h5py
+    import numpy as np
+except ImportError:  # the weight comparisons need them; everything else runs
+    h5py = None
+
+
+def run(*args, ok=True, stdin=None):
+    p = subprocess.run([TAPEGPT, *args], capture_output=True, text=True, input=stdin, timeout=120)
+    if ok and p.returncode != 0:
+        raise AssertionError(f"tapegpt {' '.join(args)} failed ({p.returncode}):\n{p.stderr}")
+    return p
+
+
+def sha(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def metrics(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+class Cli(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tapegpt-cli-")
+        cls.corpus = os.path.join(cls.tmp, "tiny.txt")
+        with open(os.path.join(REPO, "data", "tinyshakespeare.txt"), encoding="utf-8") as f:
+            text = f.read()[:40000]
+        with open(cls.corpus, "w", encoding="utf-8") as f:
+            f.write(text)
+        cls.data = os.path.join(cls.tmp, "data")
+        run("prepare", "--input", cls.corpus, "--tokenizer", "char", "--out", cls.data)
+        cls.run_dir = os.path.join(cls.tmp, "run")
+        run("train", "--data", cls.data, "--out", cls.run_dir, *MODEL, "--max-steps", "60",
+            "--lr", "3e-3", "--eval-interval", "30", "--eval-steps", "200")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def expect_error(self, args, code, must_mention, stdin=None):
+        p = run(*args, ok=False, stdin=stdin)
+        self.assertEqual(p.returncode, code, f"{args}: stderr={p.stderr!r}")
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, f"{args}: want one error line, got {p.stderr!r}")
+        self.assertIn("error:", lines[0])
+        self.assertIn(must_mention.lower(), lines[0].lower(), f"{args}: {lines[0]!r}")
+        self.assertNotIn("Traceback", p.stderr)
+        return lines[0]
+
+    # ---- the happy path ---------------------------------------------------
+    def test_prepare_wrote_files(self):
+        for name in ("train.bin", "val.bin", "tokenizer.json"):
+            self.assertTrue(os.path.getsize(os.path.join(self.data, name)) > 0, name)
+
+    def test_training_lowers_the_loss_and_writes_outputs(self):
+        rows = metrics(os.path.join(self.run_dir, "metrics.jsonl"))
+        steps = [r for r in rows if "loss" in r]
+        self.assertEqual([r["step"] for r in steps], list(range(1, 61)))
+        for key in ("step", "loss", "lr", "grad_norm", "tokens_per_s", "elapsed_s"):
+            self.assertIn(key, steps[0])
+        first = sum(r["loss"] for r in steps[:5]) / 5
+        last = sum(r["loss"] for r in steps[-5:]) / 5
+        self.assertLess(last, first - 0.5, "training did not lower the loss")
+        evals = [r for r in rows if "val_loss" in r]
+        self.assertEqual([r["step"] for r in evals], [30, 60])
+        for name in ("ckpt.h5", "best.h5"):
+            self.assertTrue(os.path.exists(os.path.join(self.run_dir, name)), name)
+
+    def test_eval_agrees_with_the_trainers_validation_loss(self):
+        # --eval-steps 200 × batch 4 covers every window of val.bin, so the
+        # trainer and eval score exactly the same targets.
+        rows = metrics(os.path.join(self.run_dir, "metrics.jsonl"))
+        val = [r["val_loss"] for r in rows if "val_loss" in r][-1]
+        p = run("eval", "--ckpt", os.path.join(self.run_dir, "ckpt.h5"),
+                "--tokens", os.path.join(self.data, "val.bin"), "--json", "--batch-size", "4")
+        res = json.loads(p.stdout)
+        self.assertAlmostEqual(res["loss"], val, delta=1e-6)
+        self.assertAlmostEqual(res["perplexity"], 2.718281828 ** res["loss"], delta=1e-3)
+        val_tokens = os.path.getsize(os.path.join(self.data, "val.bin"))  # generous bound
+        self.assertGreater(res["tokens"], 1000)
+        self.assertLess(res["tokens"], val_tokens)
+        # char tokenizer on ASCII: one byte per token
+        self.assertEqual(res["bytes"], res["tokens"])
+        self.assertAlmostEqual(res["bits_per_byte"], res["loss"] / 0.6931471805599453, delta=1e-6)
+
+    def test_eval_text_and_stride(self):
+        ckpt = os.path.join(self.run_dir, "ckpt.h5")
+        text = os.path.join(self.tmp, "held_out.txt")
+        with open(text, "w") as f:
+            f.write("ROMEO:\nWhat light through yonder window breaks?\n" * 3)
+        plain = json.loads(run("eval", "--ckpt", ckpt, "--text", text, "--json").stdout)
+        sliding = json.loads(run("eval", "--ckpt", ckpt, "--text", text, "--json", "--stride", "4").stdout)
+        n = len(open(text).read())
+        self.assertEqual(plain["tokens"], n - 1)
+        self.assertEqual(sliding["tokens"], n - 1)  # every target once, more context each
+        self.assertNotEqual(plain["loss"], sliding["loss"])
+        human = run("eval", "--ckpt", ckpt, "--text", text).stdout
+        self.assertIn("perplexity", human)
+
+    def test_sample_streams_text_deterministically(self):
+        ckpt = os.path.join(self.run_dir, "ckpt.h5")
+        a = run("sample", "--ckpt", ckpt, "--prompt", "ROMEO:", "--max-new-tokens", "50", "--seed", "7").stdout
+        b = run("sample", "--ckpt", ckpt, "--prompt", "ROMEO:", "--max-new-tokens", "50", "--seed", "7").stdout
+        self.assertEqual(a, b)
+        self.assertTrue(a.startswith("ROMEO:"))
+        self.assertEqual(len(a), len("ROMEO:") + 50 + 1)  # char tokens + final newline
+        greedy = run("sample", "--ckpt", ckpt, "--max-new-tokens", "40", "--temperature", "0",
+                     "--top-k", "5", "--top-p", "0.9").stdout
+        self.assertEqual(len(greedy), 41)
+
+    def test_tokenize_round_trip(self):
+        ids = run("tokenize", "--data", self.data, "hello there").stdout.split()
+        self.assertEqual(len(ids), 11)
+        text = run("tokenize", "--data", self.data, "--decode", " ".join(ids)).stdout
+        self.assertEqual(text.rstrip("\n"), "hello there")
+        same = run("tokenize", "--ckpt", os.path.join(self.run_dir, "ckpt.h5"), "hello there").stdout.split()
+        self.assertEqual(ids, same)
+
+    def test_resume_is_bit_exact(self):
+        full = os.path.join(self.tmp, "full")
+        half = os.path.join(self.tmp, "half")
+        common = ["--data", self.data, *MODEL, "--lr-decay-steps", "24", "--eval-interval", "8",
+                  "--eval-steps", "3", "--dropout", "0.1"]
+        run("train", *common, "--out", full, "--max-steps", "24")
+        run("train", *common, "--out", half, "--max-steps", "12")
+        run("train", "--resume", os.path.join(half, "ckpt.h5"), "--max-steps", "24")
+        # Training rows (appended across the resume) must match bit for bit;
+        # the interrupted run also validated at its last step (12), so the
+        # evaluations are compared where both runs made one.
+        strip = lambda rows: [{k: v for k, v in r.items() if k not in ("tokens_per_s", "elapsed_s")}
+                              for r in rows if "loss" in r]
+        evals = lambda rows: {r["step"]: r["val_loss"] for r in rows if "val_loss" in r}
+        a, b = metrics(os.path.join(full, "metrics.jsonl")), metrics(os.path.join(half, "metrics.jsonl"))
+        self.assertEqual(len(strip(a)), 24)
+        self.assertEqual(strip(a), strip(b))
+        self.assertEqual(evals(a), {s: v for s, v in evals(b).items() if s in evals(a)})
+        if h5py:
+            with h5py.File(os.path.join(full, "ckpt.h5")) as fa, h5py.File(os.path.join(half, "ckpt.h5")) as fb:
+                for group in ("model", "optimizer/m", "optimizer/v"):
+                    for name in fa[group]:
+                        self.assertTrue(np.array_equal(fa[group][name][()], fb[group][name][()]), name)
+
+    def test_max_steps_zero_writes_the_initial_model(self):
+        out = os.path.join(self.tmp, "zero")
+        run("train", "--data", self.data, "--out", out, *MODEL, "--max-steps", "0")
+        self.assertTrue(os.path.exists(os.path.join(out, "ckpt.h5")))
+        p = run("params", "--ckpt", os.path.join(out, "ckpt.h5"))
+        self.assertIn("total", p.stdout)
+
+    def test_sigint_finishes_the_step_saves_and_resumes(self):
+        out = os.path.join(self.tmp, "interrupted")
+        proc = subprocess.Popen([TAPEGPT, "train", "--data", self.data, "--out", out, *MODEL,
+                                 "--max-steps", "100000", "--eval-interval", "0", "--ckpt-interval", "0"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        metrics_path = os.path.join(out, "metrics.jsonl")
+        deadline = time.time() + 60
+        while time.time() < deadline and not (os.path.exists(metrics_path) and os.path.getsize(metrics_path) > 200):
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 0, stderr)
+        self.assertIn("Resume with: tapegpt train --resume", stdout)
+        steps = [r["step"] for r in metrics(metrics_path) if "loss" in r]
+        if h5py:
+            with h5py.File(os.path.join(out, "ckpt.h5")) as f:
+                self.assertEqual(int(f["train"].attrs["step"]), steps[-1])
+        run("train", "--resume", os.path.join(out, "ckpt.h5"), "--max-steps", str(steps[-1] + 2))
+
+    def test_params_presets(self):
+        small = run("params", "--preset", "gpt2-small").stdout
+        self.assertIn("124,439,808", small)  # GPT-2 124M with tied embedding, as nanoGPT counts
+        big = run("params", "--preset", "gpt3-175b").stdout
+        self.assertIn("query (per head)", big)
+        self.assertIn("9,216", big)  # 96 layers × 96 heads query matrices
+
+    def test_help_everywhere(self):
+        self.assertIn("Commands:", run("--help").stdout)
+        for cmd in ("prepare", "train", "eval", "sample", "tokenize", "params"):
+            self.assertIn("--", run(cmd, "--help").stdout, cmd)
+
+    # ---- bad input: one line, right exit code, nothing damaged -------------
+    def test_bad_inputs(self):
+        tmp = self.tmp
+        ckpt = os.path.join(self.run_dir, "ckpt.h5")
+        before = sha(ckpt)
+        empty = os.path.join(tmp, "empty.txt")
+        open(empty, "w").close()
+        binary = os.path.join(tmp, "binary.bin")
+        with open(binary, "wb") as f:
+            f.write(bytes(range(256)) * 4)
+        short = os.path.join(tmp, "short.txt")
+        with open(short, "w") as f:
+            f.write("abcdefghij" * 3)
+        run("prepare", "--input", short, "--tokenizer", "char", "--out", os.path.join(tmp, "short"), "--val-fraction", "0.5")
+        garbage = os.path.join(tmp, "garbage.h5")
+        with open(garbage, "wb") as f:
+            f.write(b"this is not an HDF5 file at all" * 10)
+        truncated = os.path.join(tmp, "truncated.h5")
+        with open(ckpt, "rb") as f, open(truncated, "wb") as g:
+            g.write(f.read()[:3000])
+
+        self.expect_error(["prepare", "--input", os.path.join(tmp, "missing.txt"), "--tokenizer", "char", "--out", tmp + "/x"], 1, "missing.txt")
+        self.expect_error(["prepare", "--input", empty, "--tokenizer", "char", "--out", tmp + "/x"], 1, "empty")
+        self.expect_error(["prepare", "--input", binary, "--tokenizer", "char", "--out", tmp + "/x"], 1, "binary")
+        self.expect_error(["prepare", "--input", self.corpus, "--tokenizer", "wordpiece", "--out", tmp + "/x"], 2, "tokenizer")
+        self.expect_error(["train", "--data", os.path.join(tmp, "short"), "--out", tmp + "/s", *MODEL], 1, "block_size")
+        self.expect_error(["train", "--data", self.data, "--out", tmp + "/y", "--n-embd", "30", "--n-head", "4"], 2, "divisible")
+        self.expect_error(["train", "--data", os.path.join(tmp, "nodata"), "--out", tmp + "/y"], 1, "nodata")
+        self.expect_error(["train", "--resume", ckpt], 2, "already finished")
+        self.expect_error(["train", "--resume", ckpt, "--max-steps", "100", "--n-layer", "3"], 2, "n-layer")
+        self.expect_error(["eval", "--ckpt", garbage, "--tokens", os.path.join(self.data, "val.bin")], 1, "garbage.h5")
+        self.expect_error(["eval", "--ckpt", truncated, "--tokens", os.path.join(self.data, "val.bin")], 1, "truncated.h5")
+        self.expect_error(["sample", "--ckpt", ckpt, "--prompt", "snow\u2603man"], 1, "character")
+        self.expect_error(["sample", "--ckpt", ckpt, "--top-p", "0"], 2, "top-p")
+        self.expect_error(["train", "--data", self.data, "--out", tmp + "/z", "--bogus-flag"], 2, "bogus")
+        self.expect_error(["eval", "--ckpt", ckpt], 2, "--tokens")
+        self.expect_error(["nonsense"], 2, "unknown command")
+        self.assertEqual(sha(ckpt), before, "a failed command changed an existing checkpoint")
+
+    def test_version_mismatch_and_foreign_hdf5(self):
+        if not h5py:
+            self.skipTest("h5py not installed")
+        ckpt = os.path.join(self.run_dir, "ckpt.h5")
+        newer = os.path.join(self.tmp, "newer.h5")
+        shutil.copy(ckpt, newer)
+        with h5py.File(newer, "r+") as f:
+            f.attrs["format_version"] = np.int64(99)
+        self.expect_error(["eval", "--ckpt", newer, "--tokens", os.path.join(self.data, "val.bin")], 1, "version")
+        foreign = os.path.join(self.tmp, "foreign.h5")
+        with h5py.File(foreign, "w") as f:
+            f["weights"] = np.zeros(3)
+        self.expect_error(["sample", "--ckpt", foreign], 1, "foreign.h5")
+
+
+if __name__ == "__main__":
+    TAPEGPT = os.path.abspath(sys.argv.pop(1))
+    unittest.main(verbosity=2)

@@ -1,0 +1,75 @@
+// tapegpt prepare: the command-line front end of data::prepare_corpus.
+// Never split a file name at commas: each --input is one path.
+#define CXXOPTS_VECTOR_DELIMITER '\0'
+#include <cxxopts.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "autograd/errors.h"
+#include "data/prepare.h"
+#include "train/commands.h"
+
+namespace cli {
+
+int cmd_prepare(int argc, char** argv) {
+  cxxopts::Options options("tapegpt prepare",
+                           "Tokenize text files into DIR/train.bin, DIR/val.bin and DIR/tokenizer.json.");
+  options.add_options()
+      ("input", "text file to include (repeat for several; concatenated in order)",
+       cxxopts::value<std::vector<std::string>>())
+      ("tokenizer", "char | byte | bpe | gpt2", cxxopts::value<std::string>())
+      ("vocab-size", "bpe only: vocabulary size, 256 bytes + merges",
+       cxxopts::value<int64_t>()->default_value(std::to_string(data::kDefaultBpeVocabSize)))
+      ("val-fraction", "last fraction of the text kept for validation, in [0, 1)",
+       cxxopts::value<double>()->default_value("0.1"))
+      ("out", "output directory (created if missing)", cxxopts::value<std::string>())
+      ("h,help", "show this help");
+  cxxopts::ParseResult args;
+  try {
+    args = options.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    throw tg::UsageError(std::string(e.what()) + "; see tapegpt prepare --help");
+  }
+  if (args.count("help")) {
+    std::printf("%s", options.help().c_str());
+    return 0;
+  }
+  if (!args.unmatched().empty()) {
+    throw tg::UsageError("unexpected argument '" + args.unmatched().front() +
+                         "'; give input files with --input FILE (see tapegpt prepare --help)");
+  }
+  if (!args.count("input")) throw tg::UsageError("prepare needs --input FILE (see tapegpt prepare --help)");
+  if (!args.count("tokenizer")) throw tg::UsageError("prepare needs --tokenizer char|byte|bpe|gpt2");
+  if (!args.count("out")) throw tg::UsageError("prepare needs --out DIR");
+
+  data::PrepareOptions o;
+  try {
+    o.inputs = args["input"].as<std::vector<std::string>>();
+    o.tokenizer = args["tokenizer"].as<std::string>();
+    // --vocab-size has a default for --help, but only an explicit one is checked
+    // against the tokenizer type.
+    o.vocab_size = args.count("vocab-size") ? args["vocab-size"].as<int64_t>() : 0;
+    o.val_fraction = args["val-fraction"].as<double>();
+    o.out_dir = args["out"].as<std::string>();
+  } catch (const cxxopts::exceptions::exception& e) {
+    throw tg::UsageError(std::string(e.what()) + "; see tapegpt prepare --help");
+  }
+  o.show_progress = isatty(STDERR_FILENO) != 0;
+
+  const data::PrepareSummary s = data::prepare_corpus(o);
+  std::printf("prepare: %s tokenizer, vocab size %lld\n", s.tokenizer.c_str(), static_cast<long long>(s.vocab_size));
+  std::printf("prepare: train.bin %lld tokens (%lld bytes of text), val.bin %lld tokens (%lld bytes)\n",
+              static_cast<long long>(s.train_tokens), static_cast<long long>(s.train_bytes),
+              static_cast<long long>(s.val_tokens), static_cast<long long>(s.val_bytes));
+  if (s.tokenizer == "bpe" && o.vocab_size > s.vocab_size) {
+    std::printf("prepare: note: the text ran out of pairs to merge before --vocab-size %lld\n",
+                static_cast<long long>(o.vocab_size));
+  }
+  std::printf("prepare: wrote %s/{train.bin,val.bin,tokenizer.json} in %.1f s\n", o.out_dir.c_str(), s.seconds);
+  return 0;
+}
+
+}  // namespace cli

@@ -1,0 +1,76 @@
+// `tapegpt sample`: stream text from a checkpoint, one token at a time,
+// through the KV-cache decoder.
+#include <cstdio>
+
+#include "autograd/rng.h"
+#include "nn/decode.h"
+#include "nn/sampling.h"
+#include "train/cli_util.h"
+#include "train/commands.h"
+#include "train/load_model.h"
+
+namespace cli {
+
+int cmd_sample(int argc, char** argv) {
+  cxxopts::Options opts("tapegpt sample",
+                        "Generate text from a checkpoint, streamed to stdout token by token.\n"
+                        "  tapegpt sample --ckpt CKPT [--prompt TEXT] [--max-new-tokens N] [--temperature T]\n"
+                        "                 [--top-k K] [--top-p P] [--seed S]");
+  opts.add_options()
+      ("ckpt", "checkpoint to sample from", cxxopts::value<std::string>())
+      ("prompt", "text to continue (default: a newline, or GPT-2's <|endoftext|>)", cxxopts::value<std::string>())
+      ("max-new-tokens", "tokens to generate", cxxopts::value<int64_t>()->default_value("500"))
+      ("temperature", "softmax temperature (0 = greedy)", cxxopts::value<double>()->default_value("1.0"))
+      ("top-k", "keep only the K most likely tokens (0 = all)", cxxopts::value<int64_t>()->default_value("0"))
+      ("top-p", "keep the smallest set of tokens with probability >= P", cxxopts::value<double>()->default_value("1.0"))
+      ("seed", "random seed", cxxopts::value<uint64_t>()->default_value("1337"))
+      ("threads", "worker threads (0 = all cores)", cxxopts::value<int>()->default_value("0"))
+      ("h,help", "show this help");
+  cxxopts::ParseResult r;
+  if (!parse_or_help(opts, argc, argv, &r)) return 0;
+  if (!r.count("ckpt")) throw tg::UsageError("--ckpt CKPT is required");
+  nn::SamplingOptions so;
+  so.temperature = static_cast<float>(get<double>(r, "temperature"));
+  so.top_k = get<int64_t>(r, "top-k");
+  so.top_p = static_cast<float>(get<double>(r, "top-p"));
+  const int64_t max_new = get<int64_t>(r, "max-new-tokens");
+  if (!(so.temperature >= 0.0f && so.temperature <= 100.0f)) throw tg::UsageError("--temperature must be between 0 and 100");
+  if (so.top_k < 0) throw tg::UsageError("--top-k must be 0 (off) or more");
+  if (!(so.top_p > 0.0f && so.top_p <= 1.0f)) throw tg::UsageError("--top-p must be in (0, 1]");
+  if (max_new < 0) throw tg::UsageError("--max-new-tokens must be 0 or more");
+  set_threads(get<int>(r, "threads"));
+
+  LoadedModel lm = load_model(get<std::string>(r, "ckpt"));
+  std::vector<int32_t> prompt;
+  if (r.count("prompt") && !get<std::string>(r, "prompt").empty()) {
+    prompt = lm.tokenizer.encode(get<std::string>(r, "prompt"));
+  } else if (lm.tokenizer.type() == "gpt2") {
+    prompt = {50256};  // <|endoftext|>: GPT-2's start of a document
+  } else {
+    try {
+      prompt = lm.tokenizer.encode("\n");
+    } catch (const tg::DataError&) {
+      prompt = {0};  // a corpus without newlines: start from token 0
+    }
+  }
+  if (prompt.empty()) prompt = {0};
+
+  nn::Decoder decoder(lm.model);
+  nn::TokenSampler sampler(lm.model.config.vocab_size);
+  tg::Rng rng(get<uint64_t>(r, "seed"));
+  const std::string shown = r.count("prompt") ? get<std::string>(r, "prompt") : std::string();
+  std::fwrite(shown.data(), 1, shown.size(), stdout);
+  const float* logits = nullptr;
+  for (int32_t t : prompt) logits = decoder.step(t);
+  for (int64_t i = 0; i < max_new; ++i) {
+    const int32_t next = sampler.sample(logits, so, rng);
+    const std::string& bytes = lm.tokenizer.token_bytes(next);
+    std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+    std::fflush(stdout);
+    logits = decoder.step(next);
+  }
+  std::fputc('\n', stdout);
+  return 0;
+}
+
+}  // namespace cli

@@ -1,0 +1,82 @@
+// metrics.jsonl writer and progress line (see metrics.h).
+#include "train/metrics.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+
+#include "autograd/errors.h"
+
+namespace train {
+
+MetricsLog::MetricsLog(const std::string& path) {
+  file_ = std::fopen(path.c_str(), "a");
+  if (!file_)
+    throw tg::DataError("cannot open " + path + " for appending: " + std::strerror(errno) +
+                        "; check that the run directory is writable");
+}
+
+MetricsLog::~MetricsLog() {
+  if (file_) std::fclose(file_);
+}
+
+namespace {
+// JSON has no NaN or Infinity: write null for them.
+void put_number(std::FILE* f, const char* key, double v) {
+  if (std::isfinite(v)) std::fprintf(f, ",\"%s\":%.9g", key, v);
+  else std::fprintf(f, ",\"%s\":null", key);
+}
+}  // namespace
+
+void MetricsLog::log_step(int64_t step, double loss, double lr, double grad_norm,
+                          double tokens_per_s, double elapsed_s) {
+  std::fprintf(file_, "{\"step\":%lld", static_cast<long long>(step));
+  put_number(file_, "loss", loss);
+  put_number(file_, "lr", lr);
+  put_number(file_, "grad_norm", grad_norm);
+  put_number(file_, "tokens_per_s", tokens_per_s);
+  put_number(file_, "elapsed_s", elapsed_s);
+  std::fputs("}\n", file_);
+  std::fflush(file_);
+}
+
+void MetricsLog::log_eval(int64_t step, double val_loss, double elapsed_s) {
+  std::fprintf(file_, "{\"step\":%lld", static_cast<long long>(step));
+  put_number(file_, "val_loss", val_loss);
+  put_number(file_, "elapsed_s", elapsed_s);
+  std::fputs("}\n", file_);
+  std::fflush(file_);
+}
+
+ProgressLine::ProgressLine() : enabled_(isatty(STDERR_FILENO) == 1) {}
+
+std::string format_duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  char buf[32];
+  const long long t = static_cast<long long>(s + 0.5);
+  if (t < 60) std::snprintf(buf, sizeof buf, "%llds", t);
+  else if (t < 3600) std::snprintf(buf, sizeof buf, "%lldm%02llds", t / 60, t % 60);
+  else std::snprintf(buf, sizeof buf, "%lldh%02lldm", t / 3600, (t % 3600) / 60);
+  return buf;
+}
+
+void ProgressLine::update(int64_t step, int64_t total, double loss, double tokens_per_s,
+                          double cpu_share, double eta_s) {
+  if (!enabled_) return;
+  std::fprintf(stderr, "\r\033[Kstep %lld/%lld | loss %.4f | %.0f tok/s | CPU %.0f%% of peak | ETA %s",
+               static_cast<long long>(step), static_cast<long long>(total), loss, tokens_per_s,
+               100.0 * cpu_share, format_duration(eta_s).c_str());
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void ProgressLine::clear() {
+  if (enabled_ && drawn_) {
+    std::fputs("\r\033[K", stderr);
+    drawn_ = false;
+  }
+}
+
+}  // namespace train

@@ -1,0 +1,44 @@
+// Run output: metrics.jsonl (one JSON object per step and per evaluation,
+// appended across resumes) and the live progress line on a terminal.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+namespace train {
+
+class MetricsLog {
+ public:
+  // Opens `path` for appending; throws tg::DataError if it cannot.
+  explicit MetricsLog(const std::string& path);
+  ~MetricsLog();
+  MetricsLog(const MetricsLog&) = delete;
+  MetricsLog& operator=(const MetricsLog&) = delete;
+
+  void log_step(int64_t step, double loss, double lr, double grad_norm, double tokens_per_s,
+                double elapsed_s);
+  void log_eval(int64_t step, double val_loss, double elapsed_s);
+
+ private:
+  std::FILE* file_ = nullptr;
+};
+
+// "step 120/2000 | loss 2.1234 | 3,210 tok/s | CPU 45% | ETA 4m12s", redrawn
+// in place on stderr when it is a terminal; nothing otherwise.
+class ProgressLine {
+ public:
+  ProgressLine();
+  bool enabled() const { return enabled_; }
+  void update(int64_t step, int64_t total, double loss, double tokens_per_s, double cpu_share,
+              double eta_s);
+  void clear();  // erase the line before ordinary output
+
+ private:
+  bool enabled_ = false;
+  bool drawn_ = false;
+};
+
+std::string format_duration(double seconds);  // "4m12s", "1h03m"
+
+}  // namespace train

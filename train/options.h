@@ -1,0 +1,47 @@
+// TrainOptions: every setting of a training run. They are saved in the
+// checkpoint (/train/flags) so that `train --resume CKPT` needs no flags.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "checkpoints/checkpoint.h"
+#include "nn/config.h"
+#include "train/lr_schedule.h"
+#include "train/optimizer.h"
+
+namespace train {
+
+struct TrainOptions {
+  std::string data_dir;
+  std::string out_dir;
+  nn::GPTConfig model;
+  int64_t batch_size = 12;
+  int64_t grad_accum = 1;
+  int64_t max_steps = 2000;
+  LrSchedule schedule;          // lr, min_lr, warmup, decay_steps
+  AdamWConfig adamw;            // betas, eps, weight_decay, grad_clip
+  uint64_t seed = 1337;
+  std::string sampler = "random";  // random | sequential
+  int64_t eval_interval = 250;
+  int64_t eval_steps = 20;      // batches of batch_size windows per evaluation
+  int64_t ckpt_interval = 500;
+  int threads = 0;              // 0 = all cores (not saved: any count resumes)
+};
+
+// Tokens one optimizer step consumes.
+inline int64_t tokens_per_step(const TrainOptions& o) {
+  return o.batch_size * o.grad_accum * o.model.block_size;
+}
+
+// Empty if the options make sense together, else one sentence for the user.
+std::string options_error(const TrainOptions& o);
+
+// To and from the checkpoint's flag list (model shape lives in /config).
+std::vector<checkpoints::Flag> options_to_flags(const TrainOptions& o);
+// Overwrites the fields named in `flags`; throws tg::DataError on a flag of
+// the wrong type (a damaged or foreign checkpoint).
+void options_from_flags(const std::vector<checkpoints::Flag>& flags, TrainOptions* o);
+
+}  // namespace train

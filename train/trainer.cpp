@@ -1,0 +1,297 @@
+// The training loop (see trainer.h).
+#include "train/trainer.h"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "autograd/errors.h"
+#include "autograd/ops.h"
+#include "autograd/rng.h"
+#include "checkpoints/checkpoint.h"
+#include "data/sampler.h"
+#include "data/token_file.h"
+#include "train/evaluate.h"
+#include "train/metrics.h"
+#include "train/peak_flops.h"
+
+namespace train {
+
+namespace {
+
+// Set by SIGINT/SIGTERM; the loop finishes its step, checkpoints and exits.
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string mib(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+class Trainer {
+ public:
+  Trainer(const TrainOptions& o, nn::GPT& model, const data::TokenizerSpec& tokenizer,
+          RunState state)
+      : o_(o),
+        model_(model),
+        tokenizer_(tokenizer),
+        state_(state),
+        train_file_(o.data_dir + "/train.bin"),
+        val_file_(o.data_dir + "/val.bin") {
+    const int64_t V = model.config.vocab_size, T = model.config.block_size;
+    for (const data::TokenFile* f : {&train_file_, &val_file_})
+      if (f->vocab_size() > V)
+        throw tg::DataError(f->path() + " uses a vocabulary of " + std::to_string(f->vocab_size()) +
+                            " tokens but the model has " + std::to_string(V) +
+                            "; prepare the data with the model's tokenizer");
+    if (o.sampler == "sequential") {
+      sequential_ = std::make_unique<data::SequentialSampler>(train_file_, o.batch_size, T);
+      sequential_->set_position(state.sampler_position);
+    } else {
+      random_ = std::make_unique<data::RandomSampler>(train_file_, o.batch_size, T);
+    }
+    if (val_file_.size() < 2)
+      throw tg::DataError(val_file_.path() + " has fewer than 2 tokens; prepare with a larger --val-fraction");
+    rng_.set_state(state.rng_state);
+    inputs_.resize(static_cast<size_t>(o.batch_size * T));
+    targets_.resize(inputs_.size());
+  }
+
+  std::string data_hash() const { return train_file_.hash() + ":" + val_file_.hash(); }
+
+  int run(bool resumed);
+
+ private:
+  double train_step();
+  double validate();
+  void save(const std::string& path, bool with_optimizer);
+  std::string ckpt_path() const { return o_.out_dir + "/ckpt.h5"; }
+
+  const TrainOptions& o_;
+  nn::GPT& model_;
+  const data::TokenizerSpec& tokenizer_;
+  RunState state_;
+  data::TokenFile train_file_, val_file_;
+  std::unique_ptr<data::SequentialSampler> sequential_;
+  std::unique_ptr<data::RandomSampler> random_;
+  tg::Rng rng_;
+  autograd::Arena arena_;
+  autograd::Tape tape_;
+  std::vector<int32_t> inputs_, targets_;
+  double last_grad_norm_ = 0.0;
+};
+
+// One optimizer step over grad_accum micro-batches; returns the mean loss.
+double Trainer::train_step() {
+  const int64_t B = o_.batch_size, T = model_.config.block_size, K = o_.grad_accum;
+  double loss_sum = 0.0;
+  for (int64_t k = 0; k < K; ++k) {
+    if (sequential_) sequential_->fill(inputs_.data(), targets_.data());
+    else random_->fill(inputs_.data(), targets_.data(), rng_);
+    const uint64_t dropout_seed = rng_.next_u64();
+    arena_.reset();
+    tape_.clear();
+    autograd::OpContext ctx{&arena_, &tape_};
+    autograd::Tensor logits = nn::gpt_forward(ctx, model_, inputs_.data(), B, T, dropout_seed);
+    autograd::Tensor loss = autograd::cross_entropy(ctx, logits, targets_.data());
+    // Each micro-batch contributes 1/K of the averaged gradient.
+    tape_.backward(loss, arena_, 1.0f / static_cast<float>(K));
+    loss_sum += loss.data[0];
+  }
+  const double loss = loss_sum / static_cast<double>(K);
+  last_grad_norm_ = grad_norm(model_.store);
+  if (!std::isfinite(loss) || !std::isfinite(last_grad_norm_)) return NAN;
+  const double lr = lr_at(o_.schedule, state_.step);
+  adamw_step(model_.store, o_.adamw, static_cast<float>(lr), state_.step + 1, last_grad_norm_);
+  state_.step += 1;
+  state_.tokens_seen += tokens_per_step(o_);
+  if (sequential_) state_.sampler_position = sequential_->position();
+  state_.rng_state = rng_.state();
+  return loss;
+}
+
+double Trainer::validate() {
+  TokenSource source{val_file_.size(), [this](int32_t* dst, int64_t start, int64_t n) {
+                       val_file_.copy(dst, start, n);
+                     }};
+  EvalOptions eo;
+  eo.batch_size = o_.batch_size;
+  eo.max_windows = o_.eval_steps * o_.batch_size;
+  return evaluate_tokens(model_, source, eo, arena_).mean_loss();
+}
+
+void Trainer::save(const std::string& path, bool with_optimizer) {
+  checkpoints::Checkpoint meta;
+  meta.config = model_.config;
+  meta.train.step = state_.step;
+  meta.train.tokens_seen = state_.tokens_seen;
+  meta.train.seed = o_.seed;
+  meta.train.rng_state = state_.rng_state;
+  meta.train.sampler_position = state_.sampler_position;
+  meta.train.best_val_loss = state_.best_val_loss;
+  meta.train.data_hash = data_hash();
+  meta.train.run_dir = o_.out_dir;
+  meta.train.flags = options_to_flags(o_);
+  meta.optimizer.step = state_.step;
+  meta.optimizer.lr = lr_at(o_.schedule, std::max<int64_t>(0, state_.step - 1));
+  meta.optimizer.beta1 = o_.adamw.beta1;
+  meta.optimizer.beta2 = o_.adamw.beta2;
+  meta.optimizer.eps = o_.adamw.eps;
+  meta.optimizer.weight_decay = o_.adamw.weight_decay;
+  meta.tokenizer = tokenizer_;
+  checkpoints::save_checkpoint(path, meta, model_.store, with_optimizer);
+}
+
+int Trainer::run(bool resumed) {
+  const nn::GPTConfig& c = model_.config;
+  std::filesystem::create_directories(o_.out_dir);
+  MetricsLog metrics(o_.out_dir + "/metrics.jsonl");
+
+  const MemoryEstimate mem = estimate_memory(model_, o_.batch_size);
+  std::printf("model: %lld parameters (%lld layers, %lld heads, %lld wide, context %lld, vocab %lld)\n",
+              static_cast<long long>(model_.num_parameters()), static_cast<long long>(c.n_layer),
+              static_cast<long long>(c.n_head), static_cast<long long>(c.n_embd),
+              static_cast<long long>(c.block_size), static_cast<long long>(c.vocab_size));
+  std::printf("memory estimate: %s (parameters %s, gradients %s, AdamW moments %s, activations %s)\n",
+              mib(mem.total()).c_str(), mib(mem.parameters).c_str(), mib(mem.gradients).c_str(),
+              mib(mem.moments).c_str(), mib(mem.activations).c_str());
+  std::printf("data: %lld train tokens, %lld val tokens; %lld tokens per step; %d threads\n",
+              static_cast<long long>(train_file_.size()), static_cast<long long>(val_file_.size()),
+              static_cast<long long>(tokens_per_step(o_)), omp_get_max_threads());
+
+  if (o_.max_steps == 0 && !resumed) {
+    save(ckpt_path(), true);
+    std::printf("--max-steps 0: wrote the initialised model to %s\n", ckpt_path().c_str());
+    return 0;
+  }
+  if (resumed) std::printf("resuming at step %lld of %lld\n", static_cast<long long>(state_.step),
+                           static_cast<long long>(o_.max_steps));
+  std::fflush(stdout);
+
+  const double peak = measure_sgemm_peak_flops();
+  const double flops_per_token = nn::training_flops_per_token(c);
+  ProgressLine progress;
+  StopSignals signals;
+  const auto t_start = std::chrono::steady_clock::now();
+  double tokens_per_s = 0.0;
+  bool saved_at_step = false;
+
+  while (state_.step < o_.max_steps) {
+    if (g_stop_signal) break;
+    const auto t0 = std::chrono::steady_clock::now();
+    const double loss = train_step();
+    if (!std::isfinite(loss)) {
+      progress.clear();
+      std::fprintf(stderr,
+                   "tapegpt train: error: the loss or gradient became non-finite at step %lld "
+                   "(loss %g, grad norm %g); nothing was saved over the last good checkpoint %s. "
+                   "Resume from it with a lower learning rate: tapegpt train --resume %s --lr <smaller>\n",
+                   static_cast<long long>(state_.step + 1), loss, last_grad_norm_,
+                   ckpt_path().c_str(), ckpt_path().c_str());
+      return 1;
+    }
+    const double dt = seconds_since(t0);
+    const double rate = static_cast<double>(tokens_per_step(o_)) / dt;
+    tokens_per_s = tokens_per_s == 0.0 ? rate : 0.9 * tokens_per_s + 0.1 * rate;
+    const double elapsed = seconds_since(t_start);
+    metrics.log_step(state_.step, loss, lr_at(o_.schedule, state_.step - 1), last_grad_norm_, rate,
+                     elapsed);
+    const double eta = static_cast<double>(o_.max_steps - state_.step) *
+                       static_cast<double>(tokens_per_step(o_)) / tokens_per_s;
+    progress.update(state_.step, o_.max_steps, loss, tokens_per_s,
+                    tokens_per_s * flops_per_token / peak, eta);
+    if (!progress.enabled() && (state_.step % 100 == 0 || state_.step == 1)) {
+      std::printf("step %lld/%lld loss %.4f %.0f tok/s\n", static_cast<long long>(state_.step),
+                  static_cast<long long>(o_.max_steps), loss, tokens_per_s);
+      std::fflush(stdout);
+    }
+    saved_at_step = false;
+    if ((o_.eval_interval > 0 && state_.step % o_.eval_interval == 0) || state_.step == o_.max_steps) {
+      const double val = validate();
+      metrics.log_eval(state_.step, val, seconds_since(t_start));
+      const bool best = val < state_.best_val_loss;
+      if (best) state_.best_val_loss = val;
+      progress.clear();
+      std::printf("step %lld: val loss %.4f%s\n", static_cast<long long>(state_.step), val,
+                  best ? " (best)" : "");
+      std::fflush(stdout);
+      if (best) save(o_.out_dir + "/best.h5", false);
+    }
+    if (o_.ckpt_interval > 0 && state_.step % o_.ckpt_interval == 0) {
+      save(ckpt_path(), true);
+      saved_at_step = true;
+    }
+  }
+  progress.clear();
+  if (!saved_at_step) save(ckpt_path(), true);
+  if (g_stop_signal && state_.step < o_.max_steps) {
+    std::printf("stopped by signal at step %lld; checkpoint saved. Resume with: tapegpt train --resume %s\n",
+                static_cast<long long>(state_.step), ckpt_path().c_str());
+    return 0;
+  }
+  std::printf("done: %lld steps, %lld tokens in %s; checkpoint %s\n",
+              static_cast<long long>(state_.step), static_cast<long long>(state_.tokens_seen),
+              format_duration(seconds_since(t_start)).c_str(), ckpt_path().c_str());
+  return 0;
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const nn::GPT& model, int64_t B) {
+  const nn::GPTConfig& c = model.config;
+  const int64_t T = c.block_size, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
+  MemoryEstimate m;
+  m.parameters = model.store.total * 4;
+  m.gradients = m.parameters;
+  m.moments = 2 * m.parameters;
+  // Per token and layer: 18·C activation floats (ln_1, qkv, attention out,
+  // projection, residual, ln_2, 4C fc, 4C gelu, projection, residual) and as
+  // many gradients; per (b, head) a T×T attention map plus backward scratch;
+  // the logits (probabilities in place) and their gradient.
+  const int64_t floats = B * T * (L * 36 * C + 4 * C + 2 * V) + L * B * NH * T * T + B * NH * T * T;
+  m.activations = floats * 4;
+  return m;
+}
+
+int run_training(const TrainOptions& options, nn::GPT& model,
+                 const data::TokenizerSpec& tokenizer, RunState state, bool resumed,
+                 const std::string& resumed_data_hash, bool allow_data_change) {
+  Trainer trainer(options, model, tokenizer, state);
+  if (resumed && trainer.data_hash() != resumed_data_hash && !allow_data_change)
+    throw tg::UsageError("the token files in " + options.data_dir +
+                         " differ from the ones this run was trained on; pass --allow-data-change "
+                         "to resume on the new data anyway");
+  return trainer.run(resumed);
+}
+
+}  // namespace train

@@ -1,0 +1,38 @@
+// prepare: turn text files into train.bin, val.bin and tokenizer.json.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace data {
+
+struct PrepareOptions {
+  std::vector<std::string> inputs;  // concatenated in order (a newline added between files that lack one)
+  std::string tokenizer;            // char | byte | bpe | gpt2
+  int64_t vocab_size = 0;           // bpe only; 0 = kDefaultBpeVocabSize
+  double val_fraction = 0.1;        // the last fraction of the text is the validation split, [0, 1)
+  std::string out_dir;              // created if missing
+  bool show_progress = false;       // draw a \r progress line on stderr
+};
+
+constexpr int64_t kDefaultBpeVocabSize = 1024;
+
+struct PrepareSummary {
+  std::string tokenizer;
+  int64_t vocab_size = 0;
+  int64_t train_tokens = 0, val_tokens = 0;
+  int64_t train_bytes = 0, val_bytes = 0;  // text bytes in each split
+  double seconds = 0;
+};
+
+// Reads, checks, splits, tokenizes and writes the three files of out_dir.
+// Bad options throw tg::UsageError; inputs that are missing, unreadable,
+// empty, binary (NUL bytes) or, for char and gpt2, not UTF-8 throw
+// tg::DataError naming the file. The text is split before tokenizing: val is
+// its last val_fraction (cut at a UTF-8 character boundary). The char
+// vocabulary comes from all the text (nanoGPT); bpe learns merges from the
+// train split only. Each file is replaced atomically, all three at the end.
+PrepareSummary prepare_corpus(const PrepareOptions& options);
+
+}  // namespace data

@@ -1,0 +1,134 @@
+// prepare: the files it writes decode back to the text, the split is where
+// it should be, and bad inputs and flags give the right kind of error.
+#include <catch2/catch.hpp>
+
+#include "autograd/errors.h"
+#include "data/prepare.h"
+#include "data/token_file.h"
+#include "data/tokenizer.h"
+#include "data/tokenizer_json.h"
+#include "test_util.h"
+#include "train/commands.h"
+
+namespace {
+
+std::string decode_file(const data::Tokenizer& tok, const std::string& path) {
+  const data::TokenFile f(path);
+  std::vector<int32_t> ids(static_cast<size_t>(f.size()));
+  f.copy(ids.data(), 0, f.size());
+  return tok.decode(ids);
+}
+
+data::PrepareOptions options(const data_test::TempDir& dir, const std::string& tokenizer) {
+  data::PrepareOptions o;
+  o.inputs = {dir.file("a.txt"), dir.file("b.txt")};
+  o.tokenizer = tokenizer;
+  o.out_dir = dir.file("out");
+  return o;
+}
+
+int run_prepare(std::vector<std::string> args) {
+  args.insert(args.begin(), "prepare");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return cli::cmd_prepare(static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace
+
+TEST_CASE("prepare writes token files that decode to the split text", "[prepare]") {
+  data_test::TempDir dir;
+  const std::string a = "First Citizen:\nBefore we proceed any further, hear me speak.\n";
+  const std::string b = "All:\nSpeak, speak. Caf\xc3\xa9 \xe2\x80\x94 na\xc3\xafve.";  // no final newline
+  data_test::write_bytes(dir.file("a.txt"), a);
+  data_test::write_bytes(dir.file("b.txt"), b);
+  const std::string text = a + b;
+
+  for (const std::string tokenizer : {"char", "byte", "bpe", "gpt2"}) {
+    INFO(tokenizer);
+    data::PrepareOptions o = options(dir, tokenizer);
+    o.val_fraction = 0.25;
+    if (tokenizer == "bpe") o.vocab_size = 300;
+    const data::PrepareSummary s = data::prepare_corpus(o);
+    const data::Tokenizer tok = data::load_tokenizer_dir(o.out_dir);
+    CHECK(tok.type() == tokenizer);
+    CHECK(s.vocab_size == tok.vocab_size());
+    const std::string train = decode_file(tok, o.out_dir + "/train.bin");
+    const std::string val = decode_file(tok, o.out_dir + "/val.bin");
+    CHECK(train + val == text);
+    CHECK(train.size() == static_cast<size_t>(text.size() * 0.75));
+    CHECK(s.train_tokens + s.val_tokens > 0);
+    CHECK(data::TokenFile(o.out_dir + "/val.bin").vocab_size() == tok.vocab_size());
+  }
+}
+
+TEST_CASE("prepare cuts the split at a UTF-8 boundary", "[prepare]") {
+  data_test::TempDir dir;
+  data_test::write_bytes(dir.file("a.txt"), "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");  // 10 bytes
+  data::PrepareOptions o = options(dir, "char");
+  o.inputs = {dir.file("a.txt")};
+  o.val_fraction = 0.25;  // a cut at byte 7 would split a character; 6 does not
+  const data::PrepareSummary s = data::prepare_corpus(o);
+  CHECK(s.train_bytes == 6);
+  CHECK(s.val_bytes == 4);
+  CHECK(s.vocab_size == 1);
+}
+
+TEST_CASE("prepare rejects unusable inputs with a DataError naming them", "[prepare]") {
+  data_test::TempDir dir;
+  data_test::write_bytes(dir.file("a.txt"), "hello there\n");
+  data_test::write_bytes(dir.file("b.txt"), "");
+  data::PrepareOptions o = options(dir, "char");
+  CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("b.txt") && Catch::Contains("empty"));
+  data_test::write_bytes(dir.file("b.txt"), std::string("bin\0ary", 7));
+  CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("b.txt") && Catch::Contains("NUL"));
+  data_test::write_bytes(dir.file("b.txt"), "latin1 caf\xe9");
+  CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("b.txt") && Catch::Contains("UTF-8"));
+  o.tokenizer = "gpt2";
+  CHECK_THROWS_AS(data::prepare_corpus(o), tg::DataError);
+  o.tokenizer = "bpe";  // bytes are fine for bpe
+  CHECK_NOTHROW(data::prepare_corpus(o));
+  o.inputs = {dir.file("missing.txt")};
+  CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("missing.txt"));
+  o.inputs = {dir.path()};
+  CHECK_THROWS_AS(data::prepare_corpus(o), tg::DataError);
+}
+
+TEST_CASE("prepare rejects bad options with a UsageError", "[prepare]") {
+  data_test::TempDir dir;
+  data_test::write_bytes(dir.file("a.txt"), "hello there\n");
+  data_test::write_bytes(dir.file("b.txt"), "general kenobi\n");
+  data::PrepareOptions o = options(dir, "words");
+  CHECK_THROWS_AS(data::prepare_corpus(o), tg::UsageError);
+  o = options(dir, "char");
+  o.vocab_size = 500;
+  CHECK_THROWS_AS(data::prepare_corpus(o), tg::UsageError);
+  o = options(dir, "bpe");
+  o.vocab_size = 100;
+  CHECK_THROWS_AS(data::prepare_corpus(o), tg::UsageError);
+  o = options(dir, "char");
+  o.val_fraction = 1.0;
+  CHECK_THROWS_AS(data::prepare_corpus(o), tg::UsageError);
+  o.val_fraction = -0.1;
+  CHECK_THROWS_AS(data::prepare_corpus(o), tg::UsageError);
+}
+
+TEST_CASE("tapegpt prepare parses its flags", "[prepare][cli]") {
+  data_test::TempDir dir;
+  data_test::write_bytes(dir.file("a.txt"), "hello there, general kenobi\n");
+  const std::string out = dir.file("out");
+  CHECK(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "bpe", "--vocab-size", "260", "--val-fraction",
+                     "0.2", "--out", out}) == 0);
+  CHECK(data::load_tokenizer_dir(out).vocab_size() <= 260);
+  CHECK(run_prepare({"--help"}) == 0);
+  CHECK_THROWS_AS(run_prepare({"--input", dir.file("a.txt"), "--out", out}), tg::UsageError);
+  CHECK_THROWS_AS(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "char"}), tg::UsageError);
+  CHECK_THROWS_AS(run_prepare({"--bogus"}), tg::UsageError);
+  CHECK_THROWS_AS(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "char", "--out", out, "stray"}),
+                  tg::UsageError);
+  CHECK_THROWS_AS(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "char", "--out", out, "--val-fraction",
+                               "lots"}),
+                  tg::UsageError);
+  CHECK_THROWS_AS(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "char", "--vocab-size", "300", "--out", out}),
+                  tg::UsageError);
+}

@@ -3,6 +3,7 @@
 // backward kernels ADD (Note [Kernel conventions]).
 #include <catch2/catch.hpp>
 
+#include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/kernels.h"
 #include "autograd/kernels/reference.h"
 #include "support/gradcheck.h"
@@ -207,4 +208,14 @@ TEST_CASE("dropout keeps about 1-p, scales by 1/(1-p), and backward uses the sam
     }
   }
   CHECK(double(kept) / n == Approx(0.7).margin(0.01));
+}
+
+TEST_CASE("fast_tanh is within 5e-7 of tanh everywhere", "[kernels]") {
+  double worst = 0.0;
+  for (double x = -20.0; x <= 20.0; x += 1.0 / 4096) {
+    const float xf = static_cast<float>(x);
+    worst = std::max(worst, std::fabs(kernels::fast_tanh(xf) - std::tanh(static_cast<double>(xf))));
+  }
+  for (float tiny : {0.0f, 1e-30f, -3e-4f, 3.9e-4f}) CHECK(kernels::fast_tanh(tiny) == tiny);
+  CHECK(worst < 5e-7);
 }

@@ -1,5 +1,7 @@
 // tapegpt: one binary, one subcommand per job. Every user mistake ends as a
 // single "tapegpt CMD: error: ..." line and exit code 2 (usage) or 1 (data).
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -25,6 +27,7 @@ const Command kCommands[] = {
     {"sample", cli::cmd_sample, "generate text from a checkpoint (KV cache)"},
     {"tokenize", cli::cmd_tokenize, "print the token ids of a text, or decode ids"},
     {"params", cli::cmd_params, "parameter table of a model, checkpoint or preset"},
+    {"bench", cli::cmd_bench, "training and sampling speed, memory and a time profile"},
 };
 
 void print_usage(std::FILE* out) {
@@ -45,21 +48,23 @@ int main(int argc, char** argv) {
   const std::string name = argv[1];
   for (const Command& c : kCommands) {
     if (name != c.name) continue;
+    // On a terminal, first erase a progress line the command may have left.
+    const char* clear = isatty(STDERR_FILENO) ? "\r\033[K" : "";
     try {
       return c.run(argc - 1, argv + 1);
     } catch (const tg::UsageError& e) {
       std::fflush(stdout);
-      std::fprintf(stderr, "\ntapegpt %s: error: %s\n", c.name, e.what());
+      std::fprintf(stderr, "%stapegpt %s: error: %s\n", clear, c.name, e.what());
       return 2;
     } catch (const tg::DataError& e) {
       std::fflush(stdout);
-      std::fprintf(stderr, "\ntapegpt %s: error: %s\n", c.name, e.what());
+      std::fprintf(stderr, "%stapegpt %s: error: %s\n", clear, c.name, e.what());
       return 1;
     } catch (const std::bad_alloc&) {
-      std::fprintf(stderr, "\ntapegpt %s: error: out of memory; use a smaller model or batch\n", c.name);
+      std::fprintf(stderr, "%stapegpt %s: error: out of memory; use a smaller model or batch\n", clear, c.name);
       return 1;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "\ntapegpt %s: error: %s\n", c.name, e.what());
+      std::fprintf(stderr, "%stapegpt %s: error: %s\n", clear, c.name, e.what());
       return 1;
     }
   }

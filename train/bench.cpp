@@ -1,0 +1,179 @@
+// Benchmark driver (see bench.h).
+#include "train/bench.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+
+#include "autograd/kernels/kernels.h"
+#include "autograd/ops.h"
+#include "autograd/rng.h"
+#include "nn/decode.h"
+#include "nn/gpt.h"
+#include "train/optimizer.h"
+#include "train/peak_flops.h"
+
+namespace train {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Median time of fn over a few calls (after one warm-up call).
+double time_call(const std::function<void()>& fn, int reps = 5) {
+  fn();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    const auto t0 = Clock::now();
+    fn();
+    t.push_back(seconds(t0));
+  }
+  return median(t);
+}
+
+double measure_bandwidth() {
+  const size_t n = size_t{256} << 20;  // 256 MiB each way
+  std::vector<char> a(n, 1), b(n);
+  double best = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto t0 = Clock::now();
+    std::memcpy(b.data(), a.data(), n);
+    best = std::max(best, 2.0 * static_cast<double>(n) / seconds(t0));  // read + write
+  }
+  return best + static_cast<double>(b[n / 2]) * 0.0;
+}
+
+// Replays every kernel of one training step with the step's shapes and
+// returns the time per category. The step itself runs the same kernels, so
+// the sum is close to (a little under) the measured step time.
+std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B) {
+  const int64_t T = c.block_size, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
+  const int64_t N = B * T;
+  tg::Rng rng(1);
+  auto buf = [&](int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& x : v) x = static_cast<float>(rng.normal() * 0.1);
+    return v;
+  };
+  std::vector<float> x = buf(N * 4 * C), y = buf(N * 4 * C), dx = buf(N * 4 * C), dy = buf(N * 4 * C);
+  std::vector<float> w = buf(std::max(4 * C * C, V * C)), dw = buf(std::max(4 * C * C, V * C));
+  std::vector<float> logits = buf(N * V), dlogits = buf(N * V), qkv = buf(N * 3 * C), dqkv = buf(N * 3 * C);
+  std::vector<float> att = buf(B * NH * T * T), scratch = buf(B * NH * T * T), mean = buf(N), rstd = buf(N);
+  std::vector<float> bias = buf(4 * C), dbias = buf(4 * C), losses = buf(N);
+  std::vector<int32_t> ids(static_cast<size_t>(N));
+  for (auto& id : ids) id = static_cast<int32_t>(rng.below(static_cast<uint64_t>(V)));
+
+  auto linear = [&](int64_t IC, int64_t OC) {
+    return time_call([&] { kernels::linear_forward(y.data(), x.data(), w.data(), bias.data(), N, IC, OC); }) +
+           time_call([&] { kernels::linear_backward(dx.data(), dw.data(), dbias.data(), dy.data(), x.data(), w.data(), N, IC, OC); });
+  };
+  double matmul = static_cast<double>(L) * (linear(C, 3 * C) + linear(C, C) + linear(C, 4 * C) + linear(4 * C, C));
+  matmul += time_call([&] { kernels::linear_forward(logits.data(), x.data(), w.data(), nullptr, N, C, V); }) +
+            time_call([&] { kernels::linear_backward(dx.data(), dw.data(), nullptr, dlogits.data(), x.data(), w.data(), N, C, V); });
+  const double attention = static_cast<double>(L) *
+      (time_call([&] { kernels::attention_forward(y.data(), att.data(), qkv.data(), B, T, C, NH); }) +
+       time_call([&] { kernels::attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), att.data(), B, T, C, NH); }));
+  const double layernorm = static_cast<double>(2 * L + 1) *
+      (time_call([&] { kernels::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), bias.data(), N, C); }) +
+       time_call([&] { kernels::layernorm_backward(dx.data(), dw.data(), dbias.data(), dy.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C); }));
+  const double gelu = static_cast<double>(L) *
+      (time_call([&] { kernels::gelu_forward(y.data(), x.data(), N * 4 * C); }) +
+       time_call([&] { kernels::gelu_backward(dx.data(), dy.data(), x.data(), N * 4 * C); }));
+  const double softmax = time_call([&] { kernels::crossentropy_forward(losses.data(), dlogits.data(), logits.data(), ids.data(), N, V); }) +
+                         time_call([&] { kernels::crossentropy_backward(dx.data(), dlogits.data(), ids.data(), 1.0f / N, N, V); });
+  const double other = time_call([&] { kernels::embedding_forward(y.data(), ids.data(), w.data(), w.data(), B, T, C); }) +
+                       time_call([&] { kernels::embedding_backward(dw.data(), dw.data(), dy.data(), ids.data(), B, T, C); }) +
+                       static_cast<double>(2 * L) * (time_call([&] { kernels::add_forward(y.data(), x.data(), dx.data(), N * C); }) +
+                                                     2 * time_call([&] { kernels::accumulate(dx.data(), dy.data(), N * C); }));
+  return {{"matmul (linear layers + lm_head)", matmul},
+          {"attention", attention},
+          {"layernorm", layernorm},
+          {"gelu", gelu},
+          {"softmax/cross-entropy", softmax},
+          {"embedding + residual adds", other}};
+}
+
+}  // namespace
+
+BenchResult run_bench(const BenchOptions& o) {
+  const nn::GPTConfig& c = o.model;
+  const int64_t B = o.batch_size, T = c.block_size;
+  BenchResult r;
+  r.sgemm_peak_flops = measure_sgemm_peak_flops();
+
+  nn::GPT model = nn::make_gpt(c);
+  nn::gpt_init(model, 1);
+  tg::Rng rng(2);
+  std::vector<int32_t> inputs(static_cast<size_t>(B * T)), targets(inputs.size());
+  autograd::Arena arena;
+  autograd::Tape tape;
+  AdamWConfig adamw;
+  std::vector<double> step_times, opt_times;
+  for (int64_t s = 0; s < o.warmup + o.steps; ++s) {
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      inputs[i] = static_cast<int32_t>(rng.below(static_cast<uint64_t>(c.vocab_size)));
+      targets[i] = static_cast<int32_t>(rng.below(static_cast<uint64_t>(c.vocab_size)));
+    }
+    // Exactly the trainer's step: reset, taped forward, loss, backward, clip + AdamW.
+    const auto t0 = Clock::now();
+    arena.reset();
+    tape.clear();
+    autograd::OpContext ctx{&arena, &tape};
+    autograd::Tensor logits = nn::gpt_forward(ctx, model, inputs.data(), B, T, rng.next_u64());
+    autograd::Tensor loss = autograd::cross_entropy(ctx, logits, targets.data());
+    tape.backward(loss, arena);
+    const auto t_opt = Clock::now();
+    const double norm = grad_norm(model.store);
+    adamw_step(model.store, adamw, 1e-4f, s + 1, norm);
+    const double opt = seconds(t_opt);
+    const double step = seconds(t0);
+    if (s >= o.warmup) {
+      step_times.push_back(step);
+      opt_times.push_back(opt);
+    }
+  }
+  r.step_seconds = median(step_times);
+  r.optimizer_seconds = median(opt_times);
+  r.tokens_per_s = static_cast<double>(B * T) / r.step_seconds;
+  r.model_flops_per_s = r.tokens_per_s * nn::training_flops_per_token(c);
+  r.parameter_bytes = model.store.total * 4;
+  r.gradient_bytes = r.parameter_bytes;
+  r.moment_bytes = 2 * r.parameter_bytes;
+  r.activation_bytes = arena.capacity_floats() * 4;
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  r.peak_rss_bytes = static_cast<int64_t>(ru.ru_maxrss) * 1024;
+
+  if (o.profile) {
+    r.profile = profile_step(c, B);
+    r.profile.push_back({"optimizer (clip norm + AdamW + zero)", r.optimizer_seconds});
+  }
+  if (o.sample_tokens > 0) {
+    nn::Decoder dec(model);
+    for (int64_t i = 0; i < o.prompt_tokens; ++i) dec.step(static_cast<int32_t>(i % c.vocab_size));
+    const auto t0 = Clock::now();
+    int32_t next = 0;
+    for (int64_t i = 0; i < o.sample_tokens; ++i) {
+      const float* logits = dec.step(next);
+      next = static_cast<int32_t>(std::max_element(logits, logits + c.vocab_size) - logits);
+    }
+    r.sample_tokens_per_s = static_cast<double>(o.sample_tokens) / seconds(t0);
+    r.weight_bytes = static_cast<double>(model.num_parameters()) * 4.0;
+    r.memory_bandwidth = measure_bandwidth();
+  }
+  return r;
+}
+
+}  // namespace train

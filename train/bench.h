@@ -1,0 +1,46 @@
+// Throughput and memory measurements behind `tapegpt bench` (and
+// scripts/bench.sh): the real training step (same code as `train`) on
+// synthetic tokens, a per-kernel replay of one step for the time profile,
+// and KV-cache sampling speed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/config.h"
+
+namespace train {
+
+struct BenchOptions {
+  nn::GPTConfig model;
+  int64_t batch_size = 8;
+  int64_t steps = 10;        // timed steps (median reported)
+  int64_t warmup = 3;        // untimed steps first
+  int64_t prompt_tokens = 16;
+  int64_t sample_tokens = 64;  // 0 skips the sampling measurement
+  bool profile = true;
+};
+
+struct ProfileEntry {
+  std::string category;  // matmul, attention, layernorm, gelu, softmax/cross-entropy, ...
+  double seconds = 0;    // per training step
+};
+
+struct BenchResult {
+  double step_seconds = 0;        // median
+  double tokens_per_s = 0;
+  double model_flops_per_s = 0;   // training_flops_per_token × tokens/s
+  double sgemm_peak_flops = 0;    // measured in the same process
+  double optimizer_seconds = 0;   // median of clip-norm + AdamW + zeroing per step
+  int64_t peak_rss_bytes = 0;
+  int64_t parameter_bytes = 0, gradient_bytes = 0, moment_bytes = 0, activation_bytes = 0;
+  std::vector<ProfileEntry> profile;
+  double sample_tokens_per_s = 0;  // KV cache, batch 1
+  double weight_bytes = 0;         // read once per sampled token
+  double memory_bandwidth = 0;     // bytes/s, measured (large memcpy)
+};
+
+BenchResult run_bench(const BenchOptions& options);
+
+}  // namespace train

@@ -1,0 +1,116 @@
+// `tapegpt bench`: training-step throughput, memory, a per-kernel time
+// profile and KV-cache sampling speed for one model shape (driven by
+// scripts/bench.sh, which also runs PyTorch side by side).
+#include <cstdio>
+
+#include "autograd/kernels/blas_setup.h"
+#include "train/bench.h"
+#include "train/cli_util.h"
+#include "train/commands.h"
+#include "train/presets.h"
+
+namespace cli {
+
+namespace {
+
+nn::GPTConfig bench_shape(const std::string& name, int64_t* batch) {
+  auto make = [](int64_t V, int64_t L, int64_t NH, int64_t C, int64_t T) {
+    nn::GPTConfig c;
+    c.vocab_size = V;
+    c.n_layer = L;
+    c.n_head = NH;
+    c.n_embd = C;
+    c.block_size = T;
+    return c;
+  };
+  // The comparison shapes (vocab, layers, heads, width, T) and batch.
+  if (name == "S") { *batch = 8; return make(65, 4, 4, 256, 128); }
+  if (name == "M") { *batch = 8; return make(65, 6, 6, 384, 256); }
+  if (name == "G") { *batch = 4; return make(50257, 12, 12, 768, 64); }
+  if (const train::Preset* p = train::find_preset(name)) { *batch = 8; return p->config; }
+  throw tg::UsageError("unknown --shape '" + name + "'; use S, M, G or a preset (demo, gpt2-small, ...)");
+}
+
+double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
+
+}  // namespace
+
+int cmd_bench(int argc, char** argv) {
+  cxxopts::Options opts("tapegpt bench",
+                        "Measure training throughput, memory and where a step's time goes, plus\n"
+                        "KV-cache sampling speed, on synthetic tokens.\n"
+                        "  tapegpt bench --shape S|M|G|demo [--batch-size B] [--block-size T] [--steps N]");
+  opts.add_options()
+      ("shape", "S, M, G (see BENCHMARKS.md) or a preset name", cxxopts::value<std::string>()->default_value("S"))
+      ("batch-size", "sequences per step (default: the shape's)", cxxopts::value<int64_t>())
+      ("block-size", "override the context length T", cxxopts::value<int64_t>())
+      ("steps", "timed steps (the median is reported)", cxxopts::value<int64_t>()->default_value("10"))
+      ("warmup", "untimed steps first", cxxopts::value<int64_t>()->default_value("3"))
+      ("sample-tokens", "tokens to sample with the KV cache (0 = skip)", cxxopts::value<int64_t>()->default_value("64"))
+      ("no-profile", "skip the per-kernel profile")
+      ("json", "one JSON object instead of text")
+      ("threads", "worker threads (0 = all cores)", cxxopts::value<int>()->default_value("0"))
+      ("h,help", "show this help");
+  cxxopts::ParseResult r;
+  if (!parse_or_help(opts, argc, argv, &r)) return 0;
+  set_threads(get<int>(r, "threads"));
+  train::BenchOptions o;
+  o.model = bench_shape(get<std::string>(r, "shape"), &o.batch_size);
+  if (r.count("batch-size")) o.batch_size = get<int64_t>(r, "batch-size");
+  if (r.count("block-size")) o.model.block_size = get<int64_t>(r, "block-size");
+  o.steps = get<int64_t>(r, "steps");
+  o.warmup = get<int64_t>(r, "warmup");
+  o.sample_tokens = get<int64_t>(r, "sample-tokens");
+  o.profile = !r.count("no-profile");
+  if (o.steps < 1 || o.warmup < 0 || o.batch_size < 1 || o.sample_tokens < 0)
+    throw tg::UsageError("--steps and --batch-size must be at least 1, --warmup and --sample-tokens at least 0");
+  const std::string err = nn::config_error(o.model);
+  if (!err.empty()) throw tg::UsageError(err);
+
+  const train::BenchResult b = train::run_bench(o);
+  const double flops_tok = nn::training_flops_per_token(o.model);
+  if (r.count("json")) {
+    std::printf("{\"shape\":\"%s\",\"batch\":%lld,\"T\":%lld,\"step_s\":%.6f,\"tokens_per_s\":%.1f,"
+                "\"model_gflops\":%.2f,\"sgemm_peak_gflops\":%.2f,\"optimizer_s\":%.6f,"
+                "\"peak_rss_mib\":%.1f,\"sample_tokens_per_s\":%.2f,\"blas_core\":\"%s\"",
+                get<std::string>(r, "shape").c_str(), static_cast<long long>(o.batch_size),
+                static_cast<long long>(o.model.block_size), b.step_seconds, b.tokens_per_s,
+                b.model_flops_per_s / 1e9, b.sgemm_peak_flops / 1e9, b.optimizer_seconds,
+                mib(static_cast<double>(b.peak_rss_bytes)), b.sample_tokens_per_s, kernels::blas_core_name());
+    for (const train::ProfileEntry& p : b.profile) std::printf(",\"profile_%s\":%.6f", p.category.substr(0, p.category.find(' ')).c_str(), p.seconds);
+    std::printf("}\n");
+    return 0;
+  }
+  std::printf("shape %s: vocab %lld, %lld layers, %lld heads, n_embd %lld, T %lld, B %lld (OpenBLAS core %s)\n",
+              get<std::string>(r, "shape").c_str(), static_cast<long long>(o.model.vocab_size),
+              static_cast<long long>(o.model.n_layer), static_cast<long long>(o.model.n_head),
+              static_cast<long long>(o.model.n_embd), static_cast<long long>(o.model.block_size),
+              static_cast<long long>(o.batch_size), kernels::blas_core_name());
+  std::printf("training step: median %.4f s over %lld steps = %.0f tokens/s, %.1f GFLOP/s of model FLOPs "
+              "(%.1f MFLOP/token) = %.0f%% of the measured sgemm peak %.1f GFLOP/s\n",
+              b.step_seconds, static_cast<long long>(o.steps), b.tokens_per_s, b.model_flops_per_s / 1e9,
+              flops_tok / 1e6, 100.0 * b.model_flops_per_s / b.sgemm_peak_flops, b.sgemm_peak_flops / 1e9);
+  std::printf("optimizer (clip + AdamW + zeroing): %.4f s = %.1f%% of a step\n", b.optimizer_seconds,
+              100.0 * b.optimizer_seconds / b.step_seconds);
+  std::printf("memory: peak RSS %.1f MiB; parameters %.1f, gradients %.1f, AdamW moments %.1f, activations %.1f MiB\n",
+              mib(static_cast<double>(b.peak_rss_bytes)), mib(static_cast<double>(b.parameter_bytes)),
+              mib(static_cast<double>(b.gradient_bytes)), mib(static_cast<double>(b.moment_bytes)),
+              mib(static_cast<double>(b.activation_bytes)));
+  if (!b.profile.empty()) {
+    double total = 0;
+    for (const train::ProfileEntry& p : b.profile) total += p.seconds;
+    std::printf("profile (kernels replayed with this step's shapes; sum %.4f s vs step %.4f s):\n", total, b.step_seconds);
+    for (const train::ProfileEntry& p : b.profile)
+      std::printf("  %-38s %8.4f s  %5.1f%%\n", p.category.c_str(), p.seconds, 100.0 * p.seconds / total);
+  }
+  if (b.sample_tokens_per_s > 0) {
+    const double bound = b.memory_bandwidth / b.weight_bytes;
+    std::printf("sampling (KV cache, batch 1, %lld-token prompt): %.1f tokens/s; reading the %.1f MiB of weights once "
+                "per token at the measured %.1f GB/s would allow %.1f tokens/s (%.0f%% of that bound)\n",
+                static_cast<long long>(o.prompt_tokens), b.sample_tokens_per_s, mib(b.weight_bytes),
+                b.memory_bandwidth / 1e9, bound, 100.0 * b.sample_tokens_per_s / bound);
+  }
+  return 0;
+}
+
+}  // namespace cli

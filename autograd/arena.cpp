@@ -49,8 +49,10 @@ float* Arena::alloc_zeroed(int64_t n) {
 
 void Arena::reset() {
   if (blocks_.size() > 1) {
-    // Consolidate: one block that holds the whole peak.
-    const int64_t total = std::max(peak_, capacity_floats());
+    // Consolidate: one block that holds the whole peak (the first step's
+    // block tails were wasted; allocations repeat in the same order, so the
+    // peak of floats handed out is exactly what one block needs).
+    const int64_t total = peak_;
     blocks_.clear();
     blocks_.emplace_back(total);
     ++heap_allocations_;

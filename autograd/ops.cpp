@@ -1,6 +1,7 @@
 // Differentiable ops: forward kernel + tape record (see ops.h).
 #include "autograd/ops.h"
 
+#include "autograd/kernels/attention_flash.h"
 #include "autograd/kernels/kernels.h"
 
 namespace autograd {
@@ -129,14 +130,20 @@ Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head) {
   TG_CHECK(C % NH == 0);
   const bool record = ctx.tape && qkv.needs_grad();
   Tensor out = new_output(ctx, qkv, C, record);
-  float* att = ctx.arena->alloc(B * NH * T * T);
-  kernels::attention_forward(out.data, att, qkv.data, B, T, C, NH);
+  float* saved;
+  if (ctx.naive_attention) {
+    saved = ctx.arena->alloc(B * NH * T * T);  // probabilities
+    kernels::attention_forward(out.data, saved, qkv.data, B, T, C, NH);
+  } else {
+    saved = ctx.arena->alloc(B * NH * T);  // each row's log-sum-exp
+    kernels::attention_flash_forward(out.data, saved, qkv.data, B, T, C, NH);
+  }
   if (record) {
     TapeEntry e;
-    e.kind = OpKind::Attention;
+    e.kind = ctx.naive_attention ? OpKind::AttentionNaive : OpKind::Attention;
     e.out = out;
     e.in[0] = qkv;
-    e.saved[0] = att;
+    e.saved[0] = saved;
     e.n[0] = B; e.n[1] = T; e.n[2] = C; e.n[3] = NH;
     ctx.tape->record(e);
   }

@@ -18,6 +18,9 @@ namespace autograd {
 struct OpContext {
   Arena* arena = nullptr;  // where outputs, gradients and saved buffers live
   Tape* tape = nullptr;    // null: inference, nothing is recorded
+  // Attention runs the blockwise kernel (memory linear in T); true selects
+  // the naive one that stores every T×T probability map (benchmarks only).
+  bool naive_attention = false;
 };
 
 // ids[B,T] → [B,T,C]: wte[V,C] rows plus wpe[T',C] rows 0…T-1 (T ≤ T').

@@ -17,7 +17,8 @@ enum class OpKind : uint8_t {
   Linear,        // in: x, weight, bias         out = x·weightᵀ + bias
   LayerNorm,     // in: x, weight, bias; saved: mean, rstd
   Gelu,          // in: x
-  Attention,     // in: qkv; saved: att         causal multi-head attention
+  Attention,     // in: qkv; saved: lse; reads out   blockwise (flash) causal attention
+  AttentionNaive,  // in: qkv; saved: att (T×T)    the naive kernel, kept for comparison
   Dropout,       // in: x; seed, p
   CrossEntropy,  // in: logits; saved: probs; ids = targets; out = mean loss
 };

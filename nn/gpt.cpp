@@ -83,6 +83,29 @@ GPT make_gpt(const GPTConfig& config) {
   return m;
 }
 
+int64_t training_arena_floats(const GPTConfig& c, int64_t B, bool naive_attention) {
+  const int64_t T = c.block_size, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
+  const int64_t N = B * T;
+  // Every arena allocation is rounded up to 16 floats (64 bytes).
+  auto a = [](int64_t n) { return (n + 15) / 16 * 16; };
+  const int64_t drop = c.dropout > 0 ? 2 * a(N * C) : 0;  // out + gradient per dropout site
+  const int64_t per_layer =
+      2 * a(N * C) + 2 * a(N) +              // ln_1 out, grad; mean, rstd
+      2 * a(3 * N * C) +                      // qkv, grad
+      2 * a(N * C) +                          // attention out, grad
+      (naive_attention ? 2 * a(B * NH * T * T)  // probabilities, backward scratch
+                       : a(B * NH * T)) +       // or each row's log-sum-exp
+      2 * a(N * C) + drop + 2 * a(N * C) +    // c_proj, dropout, residual add
+      2 * a(N * C) + 2 * a(N) +              // ln_2
+      4 * a(4 * N * C) +                      // c_fc, gelu
+      2 * a(N * C) + drop + 2 * a(N * C);     // c_proj, dropout, residual add
+  return 2 * a(N * C) + drop +               // embedding (+ dropout)
+         L * per_layer +
+         2 * a(N * C) + 2 * a(N) +            // ln_f
+         2 * a(N * V) +                       // logits (probabilities in place), grad
+         a(N) + 2 * a(1);                     // per-row losses, the mean loss and its grad
+}
+
 Tensor gpt_forward(OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B, int64_t T,
                    uint64_t dropout_seed) {
   const GPTConfig& c = m.config;

@@ -20,6 +20,7 @@ struct BenchOptions {
   int64_t prompt_tokens = 16;
   int64_t sample_tokens = 64;  // 0 skips the sampling measurement
   bool profile = true;
+  bool naive_attention = false;  // the T×T kernel instead of the blockwise one
 };
 
 struct ProfileEntry {

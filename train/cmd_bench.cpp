@@ -48,6 +48,7 @@ int cmd_bench(int argc, char** argv) {
       ("warmup", "untimed steps first", cxxopts::value<int64_t>()->default_value("3"))
       ("sample-tokens", "tokens to sample with the KV cache (0 = skip)", cxxopts::value<int64_t>()->default_value("64"))
       ("no-profile", "skip the per-kernel profile")
+      ("naive-attention", "use the naive T×T attention kernel instead of the blockwise one")
       ("json", "one JSON object instead of text")
       ("threads", "worker threads (0 = all cores)", cxxopts::value<int>()->default_value("0"))
       ("h,help", "show this help");
@@ -62,6 +63,7 @@ int cmd_bench(int argc, char** argv) {
   o.warmup = get<int64_t>(r, "warmup");
   o.sample_tokens = get<int64_t>(r, "sample-tokens");
   o.profile = !r.count("no-profile");
+  o.naive_attention = r.count("naive-attention") > 0;
   if (o.steps < 1 || o.warmup < 0 || o.batch_size < 1 || o.sample_tokens < 0)
     throw tg::UsageError("--steps and --batch-size must be at least 1, --warmup and --sample-tokens at least 0");
   const std::string err = nn::config_error(o.model);
@@ -72,11 +74,12 @@ int cmd_bench(int argc, char** argv) {
   if (r.count("json")) {
     std::printf("{\"shape\":\"%s\",\"batch\":%lld,\"T\":%lld,\"step_s\":%.6f,\"tokens_per_s\":%.1f,"
                 "\"model_gflops\":%.2f,\"sgemm_peak_gflops\":%.2f,\"optimizer_s\":%.6f,"
-                "\"peak_rss_mib\":%.1f,\"sample_tokens_per_s\":%.2f,\"blas_core\":\"%s\"",
+                "\"peak_rss_mib\":%.1f,\"attention\":\"%s\",\"sample_tokens_per_s\":%.2f,\"blas_core\":\"%s\"",
                 get<std::string>(r, "shape").c_str(), static_cast<long long>(o.batch_size),
                 static_cast<long long>(o.model.block_size), b.step_seconds, b.tokens_per_s,
                 b.model_flops_per_s / 1e9, b.sgemm_peak_flops / 1e9, b.optimizer_seconds,
-                mib(static_cast<double>(b.peak_rss_bytes)), b.sample_tokens_per_s, kernels::blas_core_name());
+                mib(static_cast<double>(b.peak_rss_bytes)), o.naive_attention ? "naive" : "blockwise",
+                b.sample_tokens_per_s, kernels::blas_core_name());
     for (const train::ProfileEntry& p : b.profile) std::printf(",\"profile_%s\":%.6f", p.category.substr(0, p.category.find(' ')).c_str(), p.seconds);
     std::printf("}\n");
     return 0;

@@ -67,7 +67,8 @@ class Trainer {
         tokenizer_(tokenizer),
         state_(state),
         train_file_(o.data_dir + "/train.bin"),
-        val_file_(o.data_dir + "/val.bin") {
+        val_file_(o.data_dir + "/val.bin"),
+        arena_(nn::training_arena_floats(model.config, o.batch_size)) {
     const int64_t V = model.config.vocab_size, T = model.config.block_size;
     for (const data::TokenFile* f : {&train_file_, &val_file_})
       if (f->vocab_size() > V)
@@ -269,17 +270,11 @@ int Trainer::run(bool resumed) {
 
 MemoryEstimate estimate_memory(const nn::GPT& model, int64_t B) {
   const nn::GPTConfig& c = model.config;
-  const int64_t T = c.block_size, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   MemoryEstimate m;
   m.parameters = model.store.total * 4;
   m.gradients = m.parameters;
   m.moments = 2 * m.parameters;
-  // Per token and layer: 18·C activation floats (ln_1, qkv, attention out,
-  // projection, residual, ln_2, 4C fc, 4C gelu, projection, residual) and as
-  // many gradients; per (b, head) a T×T attention map plus backward scratch;
-  // the logits (probabilities in place) and their gradient.
-  const int64_t floats = B * T * (L * 36 * C + 4 * C + 2 * V) + L * B * NH * T * T + B * NH * T * T;
-  m.activations = floats * 4;
+  m.activations = nn::training_arena_floats(c, B) * 4;
   return m;
 }
 

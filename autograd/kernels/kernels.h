@@ -24,7 +24,7 @@
 namespace kernels {
 
 // ---- linear: out[N,OC] = inp[N,IC] · weight[OC,IC]ᵀ + bias[OC] -------------
-// bias may be null. Every matmul goes through cblas_sgemm.
+// bias may be null. Every matmul goes through OpenBLAS: cblas_sgemm, or cblas_sgemv for one row.
 void linear_forward(float* out, const float* inp, const float* weight, const float* bias,
                     int64_t N, int64_t IC, int64_t OC);
 // dinp += dout·weight; dweight += doutᵀ·inp; dbias += Σ_n dout[n].

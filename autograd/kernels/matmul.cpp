@@ -18,6 +18,12 @@ void linear_forward(float* out, const float* inp, const float* weight, const flo
     }
     beta = 1.0f;
   }
+  if (N == 1) {
+    // One row (KV-cache decoding): a matrix-vector product, which OpenBLAS
+    // runs as a streaming sgemv instead of a packed sgemm.
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, OC, IC, 1.0f, weight, IC, inp, 1, beta, out, 1);
+    return;
+  }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, IC, 1.0f, inp, IC, weight, IC,
               beta, out, OC);
 }

@@ -134,12 +134,15 @@ TEST_CASE("gelu op gradients", "[gradcheck][ops]") {
   check_op({&x}, [](OpContext& ctx, std::vector<Tensor>& v) { return autograd::gelu(ctx, v[0]); }, rng);
 }
 
-TEST_CASE("attention op gradients", "[gradcheck][ops]") {
+TEST_CASE("attention op gradients, blockwise and naive kernels", "[gradcheck][ops]") {
   tg::Rng rng(36);
-  Leaf qkv = make_leaf({2, 5, 3 * 8}, rng);
-  check_op({&qkv}, [](OpContext& ctx, std::vector<Tensor>& v) {
-    return autograd::attention(ctx, v[0], 2);
-  }, rng);
+  for (bool naive : {false, true}) {
+    Leaf qkv = make_leaf({2, 5, 3 * 8}, rng);
+    check_op({&qkv}, [naive](OpContext& ctx, std::vector<Tensor>& v) {
+      ctx.naive_attention = naive;
+      return autograd::attention(ctx, v[0], 2);
+    }, rng);
+  }
 }
 
 TEST_CASE("dropout op gradients (fixed seed, so the mask is fixed)", "[gradcheck][ops]") {

@@ -51,3 +51,22 @@ TEST_CASE("a training step allocates nothing after the first", "[alloc]") {
   for (int i = 0; i < 3; ++i) step();
   CHECK(g_allocations.load() - before == 0);
 }
+
+TEST_CASE("the arena plan covers a training step exactly", "[alloc]") {
+  for (float dropout : {0.0f, 0.1f}) {
+    nn::GPTConfig c = testing::tiny_config();
+    c.dropout = dropout;
+    nn::GPT m = nn::make_gpt(c);
+    nn::gpt_init(m, 1);
+    const testing::Batch b = testing::tiny_batch(3, c.block_size, c.vocab_size);
+    const int64_t planned = nn::training_arena_floats(c, b.B);
+    autograd::Arena arena(planned);
+    autograd::Tape tape;
+    autograd::OpContext ctx{&arena, &tape};
+    autograd::Tensor logits = nn::gpt_forward(ctx, m, b.inputs.data(), b.B, b.T, 5);
+    autograd::Tensor loss = autograd::cross_entropy(ctx, logits, b.targets.data());
+    tape.backward(loss, arena);
+    CHECK(arena.heap_allocations() == 1);  // the planned block sufficed
+    CHECK(arena.peak_floats() == planned);  // and nothing of it was unused
+  }
+}

@@ -1,0 +1,38 @@
+// Blockwise ("flash") causal multi-head attention: the same function as
+// kernels::attention_forward/backward, computed without any T×T matrix.
+// Same layout and Note [Kernel conventions] as kernels.h.
+#pragma once
+
+#include <cstdint>
+
+namespace kernels {
+
+// Note [Flash attention]
+// qkv[B,T,3C] holds q, k, v side by side; head h owns channels h·HS…(h+1)·HS-1
+// of each; scale = 1/√HS; s[t,j] = q_t·k_j·scale for j ≤ t (the future is
+// masked). Instead of saving att[B,NH,T,T], the forward saves one number per
+// row, lse[b,h,t] = log Σ_{j≤t} exp(s[t,j]), and the backward recomputes
+// P[t,j] = exp(s[t,j] - lse[t]) block by block. Memory is O(B·T·C) and key
+// blocks entirely above the diagonal are never touched (half the work).
+// Neither kernel needs scratch: block buffers live on the stack (at most
+// 48 KB per thread) and gradients accumulate straight into dqkv.
+// Measured at B=12, C=192, NH=4 on one core: forward+backward 2.0× faster
+// than the naive kernels at T=1024 and 2.4× at T=2048, where the naive ones
+// hold 1.6 GB (att + scratch) against 0.4 MB of lse here.
+// Results are bit-identical for any thread count: a task's sums run over
+// blocks in a fixed order and no two tasks write the same element.
+
+// out[B,T,C] as attention_forward; lse[B,NH,T] saved for the backward.
+void attention_flash_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T,
+                             int64_t C, int64_t NH);
+
+// With P = exp(s - lse), dP = dout·vᵀ and D_t = Σ_i dout[t,i]·out[t,i]
+// (= Σ_j P[t,j]·dP[t,j], the softmax's row dot product):
+//   dS = P ⊙ (dP - D),  dq += dS·k·scale,  dk += dSᵀ·q·scale,  dv += Pᵀ·dout.
+// out and lse are exactly what attention_flash_forward wrote. dqkv[B,T,3C] is
+// added to (the caller zeroed it); null skips the work.
+void attention_flash_backward(float* dqkv, const float* dout, const float* out,
+                              const float* qkv, const float* lse, int64_t B, int64_t T,
+                              int64_t C, int64_t NH);
+
+}  // namespace kernels

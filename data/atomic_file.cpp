@@ -71,12 +71,22 @@ void AtomicFile::write(const void* bytes, size_t n) {
 }
 
 void AtomicFile::commit() {
+  finish();
+  publish();
+}
+
+void AtomicFile::finish() {
   if (file_ == nullptr) fail("committing after an earlier error");
   if (std::fflush(file_) != 0) fail("flushing");
   if (::fsync(fileno(file_)) != 0) fail("fsync");
   const int rc = std::fclose(file_);
   file_ = nullptr;
   if (rc != 0) fail("closing");
+  finished_ = true;
+}
+
+void AtomicFile::publish() {
+  if (!finished_) fail("publishing an unfinished file");
   if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) fail("renaming the temporary file");
   temp_path_.clear();
   // Make the rename itself durable; failing to sync the directory loses

@@ -20,7 +20,11 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   void write(const void* bytes, size_t n);
-  void commit();
+  void commit();  // finish() then publish()
+  // The two halves of commit(), for replacing several files together: finish
+  // every file (flushed, fsynced, closed) before publishing (renaming) any.
+  void finish();
+  void publish();
 
  private:
   [[noreturn]] void fail(const std::string& doing);
@@ -29,6 +33,7 @@ class AtomicFile {
   std::string path_;
   std::string temp_path_;
   std::FILE* file_ = nullptr;
+  bool finished_ = false;
 };
 
 // Writes `bytes` to `path` atomically (one AtomicFile, written and committed).

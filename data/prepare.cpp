@@ -76,6 +76,21 @@ void check_options(const PrepareOptions& o) {
 
 }  // namespace
 
+namespace {
+
+void write_prepared_dir(const std::string& dir, const std::vector<int32_t>& train,
+                        const std::vector<int32_t>& val, int64_t vocab_size, const TokenizerSpec& spec) {
+  AtomicFile train_file(dir + "/train.bin"), val_file(dir + "/val.bin"), json_file(dir + "/tokenizer.json");
+  token_file_write_to(train_file, dir + "/train.bin", train.data(), static_cast<int64_t>(train.size()), vocab_size);
+  token_file_write_to(val_file, dir + "/val.bin", val.data(), static_cast<int64_t>(val.size()), vocab_size);
+  const std::string json = tokenizer_json_dump(spec);
+  json_file.write(json.data(), json.size());
+  for (AtomicFile* f : {&train_file, &val_file, &json_file}) f->finish();
+  for (AtomicFile* f : {&train_file, &val_file, &json_file}) f->publish();
+}
+
+}  // namespace
+
 PrepareSummary prepare_corpus(const PrepareOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   check_options(o);
@@ -103,11 +118,10 @@ PrepareSummary prepare_corpus(const PrepareOptions& o) {
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec) throw tg::DataError("cannot create --out directory " + o.out_dir + " (" + ec.message() + ")");
-  // Each file is written to a temporary and renamed, so an existing prepared
-  // directory is never left with a torn file.
-  token_file_write(o.out_dir + "/train.bin", train.data(), static_cast<int64_t>(train.size()), tok.vocab_size());
-  token_file_write(o.out_dir + "/val.bin", val.data(), static_cast<int64_t>(val.size()), tok.vocab_size());
-  tokenizer_json_write(o.out_dir + "/tokenizer.json", spec);
+  // All three files are written to temporaries first and renamed only when
+  // every one is complete, so a failure (a full disk) never leaves a new
+  // train.bin beside an old val.bin or tokenizer.json.
+  write_prepared_dir(o.out_dir, train, val, tok.vocab_size(), spec);
 
   PrepareSummary s;
   s.tokenizer = o.tokenizer;

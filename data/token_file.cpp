@@ -48,6 +48,13 @@ constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
 int token_width_for_vocab(int64_t vocab_size) { return vocab_size <= 65536 ? 2 : 4; }
 
 void token_file_write(const std::string& path, const int32_t* tokens, int64_t n, int64_t vocab_size) {
+  AtomicFile file(path);
+  token_file_write_to(file, path, tokens, n, vocab_size);
+  file.commit();
+}
+
+void token_file_write_to(AtomicFile& file, const std::string& path, const int32_t* tokens, int64_t n,
+                         int64_t vocab_size) {
   if (vocab_size < 1 || vocab_size > INT32_MAX) {
     throw tg::DataError("cannot write " + path + ": vocabulary size " + std::to_string(vocab_size) +
                         " does not fit a token file (1 .. 2^31-1)");
@@ -60,7 +67,6 @@ void token_file_write(const std::string& path, const int32_t* tokens, int64_t n,
   put_le(header + 16, static_cast<uint64_t>(n), 8);
   put_le(header + 24, static_cast<uint64_t>(vocab_size), 4);
 
-  AtomicFile file(path);
   file.write(header, sizeof header);
   constexpr int64_t kBlock = 1 << 16;
   std::vector<unsigned char> block(static_cast<size_t>(kBlock * width));
@@ -77,7 +83,6 @@ void token_file_write(const std::string& path, const int32_t* tokens, int64_t n,
     }
     file.write(block.data(), static_cast<size_t>(m * width));
   }
-  file.commit();
 }
 
 TokenFile::TokenFile(const std::string& path) : path_(path) {

@@ -17,6 +17,11 @@ PACKAGES=(
 if [[ "${TAPEGPT_WITH_TORCH:-0}" == 1 ]]; then
   PACKAGES+=(python3-torch python3-h5py python3-numpy)
 fi
+# Fuzzing and ThreadSanitizer builds (scripts/fuzz.sh, scripts/tsan.sh) use
+# clang with its runtime and OpenMP library: only with TAPEGPT_WITH_CLANG=1.
+if [[ "${TAPEGPT_WITH_CLANG:-0}" == 1 ]]; then
+  PACKAGES+=(clang libclang-rt-14-dev libomp-14-dev)
+fi
 
 SUDO=""
 if [[ "$(id -u)" != 0 ]]; then SUDO="sudo"; fi

@@ -11,11 +11,35 @@
 
 namespace train {
 
-MetricsLog::MetricsLog(const std::string& path) {
+MetricsLog::MetricsLog(const std::string& path) : path_(path) {
+  // A run killed mid-line (or a full disk) can leave a torn last line: start
+  // on a fresh line so every complete object stays parseable.
+  bool torn = false;
+  if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+    if (std::fseek(f, -1, SEEK_END) == 0) torn = std::fgetc(f) != '\n';
+    std::fclose(f);
+  }
   file_ = std::fopen(path.c_str(), "a");
   if (!file_)
     throw tg::DataError("cannot open " + path + " for appending: " + std::strerror(errno) +
                         "; check that the run directory is writable");
+  if (torn) std::fputc('\n', file_);
+}
+
+void MetricsLog::begin_line() {
+  line_start_ = std::ftell(file_);
+}
+
+void MetricsLog::finish_line() {
+  std::fputs("}\n", file_);
+  if (std::fflush(file_) != 0 || std::ferror(file_)) {
+    const int err = errno;
+    // Cut the partial line off again, so the file holds only whole objects.
+    if (line_start_ >= 0 && ::ftruncate(fileno(file_), line_start_) != 0) { /* nothing more to do */ }
+    errno = err;
+    throw tg::DataError("cannot write " + path_ + ": " + std::strerror(errno) +
+                        "; free disk space, then resume from the last checkpoint");
+  }
 }
 
 MetricsLog::~MetricsLog() {
@@ -32,22 +56,22 @@ void put_number(std::FILE* f, const char* key, double v) {
 
 void MetricsLog::log_step(int64_t step, double loss, double lr, double grad_norm,
                           double tokens_per_s, double elapsed_s) {
+  begin_line();
   std::fprintf(file_, "{\"step\":%lld", static_cast<long long>(step));
   put_number(file_, "loss", loss);
   put_number(file_, "lr", lr);
   put_number(file_, "grad_norm", grad_norm);
   put_number(file_, "tokens_per_s", tokens_per_s);
   put_number(file_, "elapsed_s", elapsed_s);
-  std::fputs("}\n", file_);
-  std::fflush(file_);
+  finish_line();
 }
 
 void MetricsLog::log_eval(int64_t step, double val_loss, double elapsed_s) {
+  begin_line();
   std::fprintf(file_, "{\"step\":%lld", static_cast<long long>(step));
   put_number(file_, "val_loss", val_loss);
   put_number(file_, "elapsed_s", elapsed_s);
-  std::fputs("}\n", file_);
-  std::fflush(file_);
+  finish_line();
 }
 
 ProgressLine::ProgressLine() : enabled_(isatty(STDERR_FILENO) == 1) {}

@@ -21,6 +21,10 @@ class MetricsLog {
   void log_eval(int64_t step, double val_loss, double elapsed_s);
 
  private:
+  void begin_line();   // remembers where the object starts
+  void finish_line();  // ends it; on a failed write cuts it off and throws tg::DataError
+  long line_start_ = -1;
+  std::string path_;
   std::FILE* file_ = nullptr;
 };
 

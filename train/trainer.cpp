@@ -52,6 +52,15 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// "nan", "inf" or the number: printf's %g writes "-nan" for some NaNs.
+std::string finite_or_name(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 std::string mib(int64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
@@ -215,9 +224,10 @@ int Trainer::run(bool resumed) {
       progress.clear();
       std::fprintf(stderr,
                    "tapegpt train: error: the loss or gradient became non-finite at step %lld "
-                   "(loss %g, grad norm %g); nothing was saved over the last good checkpoint %s. "
+                   "(loss %s, grad norm %s); nothing was saved over the last good checkpoint %s. "
                    "Resume from it with a lower learning rate: tapegpt train --resume %s --lr <smaller>\n",
-                   static_cast<long long>(state_.step + 1), loss, last_grad_norm_,
+                   static_cast<long long>(state_.step + 1), finite_or_name(loss).c_str(),
+                   finite_or_name(last_grad_norm_).c_str(),
                    ckpt_path().c_str(), ckpt_path().c_str());
       return 1;
     }

@@ -15,7 +15,7 @@
 // - Outputs never alias inputs unless a comment says so.
 // - Reductions run in an order fixed by the data sizes alone, never by the
 //   thread count, so results are bit-identical for any number of threads
-//   (OpenBLAS sgemm partitions output tiles, not the summed dimension).
+//   (for sgemm see Note [Thread-count-independent sgemm] in matmul.cpp).
 // - Weights are stored PyTorch-style: a linear layer's weight is [OC, IC].
 #pragma once
 

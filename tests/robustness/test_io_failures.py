@@ -170,12 +170,9 @@ class IoFailures(unittest.TestCase):
                     "--threads", "2")
         self.assertEqual(robutil.state_difference(self.ref12, robutil.checkpoint_state(ckpt)), "")
 
-    # KNOWN BUG, reported to the lead: train/metrics.cpp never checks its
-    # writes, so on a full disk training goes on while rows are silently
-    # dropped, and the row cut off by the full disk stays torn (a later
-    # resume appends to it, making an unparsable line). Remove the decorator
-    # once MetricsLog reports a failed write (and starts a fresh line).
-    @unittest.expectedFailure
+    # metrics.jsonl on a full disk: the write failure must stop training with
+    # a clear error (not drop rows silently), and a later resume must start
+    # on a fresh line after the torn one.
     def test_metrics_on_a_full_disk(self):
         if not self.mount:
             self.skipTest("needs root and unshare for a private tmpfs")
@@ -243,13 +240,8 @@ class IoFailures(unittest.TestCase):
             self.expect_clean_failure(self.prepare_into(out, 60000), out)
             self.assertEqual(snapshot(out), before)
 
-    # KNOWN BUG, reported to the lead: data/prepare.cpp commits train.bin
-    # before writing val.bin, so a disk that fills up in between leaves a new
-    # train.bin beside the old val.bin and tokenizer.json. Remove this
-    # decorator once prepare writes all three files before committing any
-    # (the test then passes; while the decorator stays, an unexpected
-    # success fails the run, so it cannot be forgotten).
-    @unittest.expectedFailure
+    # prepare writes all three files before renaming any, so a disk that
+    # fills up part way never mixes a new train.bin with old files.
     def test_prepare_disk_full_after_the_first_file(self):
         # Room for the new train.bin beside the old files, not for val.bin
         # after it: each file is atomic, but is the directory as a whole?
@@ -270,7 +262,7 @@ class IoFailures(unittest.TestCase):
             self.expect_clean_failure(p, out)
             self.assertEqual(robutil.temp_files(out), [])
             self.assertEqual(snapshot(out), before,
-                             "KNOWN BUG (data/prepare.cpp): train.bin was replaced but val.bin and "
+                             "train.bin was replaced but val.bin and "
                              "tokenizer.json were not, so the directory mixes two corpora")
 
 

@@ -68,14 +68,11 @@ constexpr int64_t B = 5, T = 67, C = 160, NH = 5, V = 257, N = B * T;
 
 }  // namespace
 
-// KNOWN BUG, reported to the lead: OpenBLAS 0.3.21 (SkylakeX kernels, which
-// tapegpt selects on this CPU) splits the summed dimension K of sgemm
-// differently single- and multi-threaded when K > 448 and K % 32 != 0
-// (apparently level3.c rounds the half block to GEMM_UNROLL_M while
-// level3_thread.c uses (K+1)/2), so these shapes (K = 487, 1031) differ.
-// [!mayfail] keeps the suite green and still prints every mismatch; remove
-// it once autograd/kernels/matmul.cpp splits K so each sgemm sees a safe K.
-TEST_CASE("linear forward and backward are thread-count independent", "[threads][!mayfail]") {
+// OpenBLAS 0.3.21 (SkylakeX kernels) splits the summed dimension K of sgemm
+// differently single- and multi-threaded when K > 448 and K % 32 != 0; these
+// shapes (K = 487, 1031) differed until matmul.cpp summed K in a fixed split
+// (Note [Thread-count-independent sgemm]). This test keeps it that way.
+TEST_CASE("linear forward and backward are thread-count independent", "[threads]") {
   for (int64_t IC : {C, int64_t{4} * C, int64_t{1031}}) {
     const int64_t OC = 3 * C + 7;
     const auto inp = random_floats(N * IC, 1), w = random_floats(OC * IC, 2), b = random_floats(OC, 3);

@@ -53,13 +53,9 @@ class ThreadCount(unittest.TestCase):
                 self.assertEqual(evals, eval1)
                 self.assertEqual(loss, loss1)
 
-    # KNOWN BUG, reported to the lead (not fixed in kernels yet): OpenBLAS
-    # 0.3.21's SkylakeX sgemm blocks the summed dimension K differently with
-    # one thread and with several when K > 448 and K % 32 != 0. Here the
-    # weight gradients sum over N = B·T = 500 rows, so --threads 1 and 2
-    # train different weights. Remove the decorator when
-    # autograd/kernels/matmul.cpp splits K (the test must then pass).
-    @unittest.expectedFailure
+    # Weight gradients summing over N = B·T = 500 rows: OpenBLAS's threaded
+    # sgemm split such K differently from its single-threaded one until
+    # matmul.cpp fixed the split (Note [Thread-count-independent sgemm]).
     def test_odd_row_count(self):
         states = []
         for threads in (1, 2):

@@ -105,7 +105,11 @@ def main():
                step_s=step, tokens_per_s=B * T / step, optimizer_s=statistics.median(opt_times),
                peak_rss_mib=rss / 2**20)
     if args.sample_tokens:
-        out["sample_tokens_per_s"] = sample_with_cache(model, cfg, 16, args.sample_tokens)
+        # Sampling runs 16 + N positions: a model with room for them (the
+        # context length does not change the work per token).
+        scfg = dict(cfg, block_size=max(T, 16 + args.sample_tokens))
+        smodel = GPT(scfg)
+        out["sample_tokens_per_s"] = sample_with_cache(smodel, scfg, 16, args.sample_tokens)
     print(json.dumps(out))
 
 

@@ -96,7 +96,7 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, bool n
       (time_call([&] { kernels::gelu_forward(y.data(), x.data(), N * 4 * C); }) +
        time_call([&] { kernels::gelu_backward(dx.data(), dy.data(), x.data(), N * 4 * C); }));
   const double softmax = time_call([&] { kernels::crossentropy_forward(losses.data(), dlogits.data(), logits.data(), ids.data(), N, V); }) +
-                         time_call([&] { kernels::crossentropy_backward(dx.data(), dlogits.data(), ids.data(), 1.0f / N, N, V); });
+                         time_call([&] { kernels::crossentropy_backward(logits.data(), dlogits.data(), ids.data(), 1.0f / N, N, V); });
   const double other = time_call([&] { kernels::embedding_forward(y.data(), ids.data(), w.data(), w.data(), B, T, C); }) +
                        time_call([&] { kernels::embedding_backward(dw.data(), dw.data(), dy.data(), ids.data(), B, T, C); }) +
                        static_cast<double>(2 * L) * (time_call([&] { kernels::add_forward(y.data(), x.data(), dx.data(), N * C); }) +
@@ -166,7 +166,13 @@ BenchResult run_bench(const BenchOptions& o) {
     r.profile.push_back({"optimizer (clip norm + AdamW + zero)", r.optimizer_seconds});
   }
   if (o.sample_tokens > 0) {
-    nn::Decoder dec(model);
+    // Room for prompt + new tokens without cropping (as PyTorch's loop in
+    // bench_torch.py); the context length does not change the work per token.
+    nn::GPTConfig sc = c;
+    sc.block_size = std::max(c.block_size, o.prompt_tokens + o.sample_tokens);
+    nn::GPT smodel = nn::make_gpt(sc);
+    nn::gpt_init(smodel, 3);
+    nn::Decoder dec(smodel);
     for (int64_t i = 0; i < o.prompt_tokens; ++i) dec.step(static_cast<int32_t>(i % c.vocab_size));
     const auto t0 = Clock::now();
     int32_t next = 0;
@@ -175,7 +181,7 @@ BenchResult run_bench(const BenchOptions& o) {
       next = static_cast<int32_t>(std::max_element(logits, logits + c.vocab_size) - logits);
     }
     r.sample_tokens_per_s = static_cast<double>(o.sample_tokens) / seconds(t0);
-    r.weight_bytes = static_cast<double>(model.num_parameters()) * 4.0;
+    r.weight_bytes = static_cast<double>(smodel.num_parameters()) * 4.0;
     r.memory_bandwidth = measure_bandwidth();
   }
   return r;

@@ -11,7 +11,8 @@ DATA=runs/shakespeare-char/data
 RUN=runs/shakespeare-char
 
 $TG prepare --input data/tinyshakespeare.txt --tokenizer char --out "$DATA"
-$TG train --data "$DATA" --out "$RUN" ${DEMO_TRAIN_FLAGS:-}
+# --overwrite: running the demo again starts its run afresh.
+$TG train --data "$DATA" --out "$RUN" --overwrite ${DEMO_TRAIN_FLAGS:-}
 echo
 echo "== validation loss and perplexity (best checkpoint)"
 $TG eval --ckpt "$RUN/best.h5" --tokens "$DATA/val.bin"

@@ -14,19 +14,10 @@ namespace cli {
 namespace {
 
 nn::GPTConfig bench_shape(const std::string& name, int64_t* batch) {
-  auto make = [](int64_t V, int64_t L, int64_t NH, int64_t C, int64_t T) {
-    nn::GPTConfig c;
-    c.vocab_size = V;
-    c.n_layer = L;
-    c.n_head = NH;
-    c.n_embd = C;
-    c.block_size = T;
-    return c;
-  };
-  // The comparison shapes (vocab, layers, heads, width, T) and batch.
-  if (name == "S") { *batch = 8; return make(65, 4, 4, 256, 128); }
-  if (name == "M") { *batch = 8; return make(65, 6, 6, 384, 256); }
-  if (name == "G") { *batch = 4; return make(50257, 12, 12, 768, 64); }
+  // The comparison shapes of BENCHMARKS.md (vocab, T, layers, heads, width) and batch.
+  if (name == "S") { *batch = 8; return train::make_config(65, 128, 4, 4, 256); }
+  if (name == "M") { *batch = 8; return train::make_config(65, 256, 6, 6, 384); }
+  if (name == "G") { *batch = 4; return train::make_config(50257, 64, 12, 12, 768); }
   if (const train::Preset* p = train::find_preset(name)) { *batch = 8; return p->config; }
   throw tg::UsageError("unknown --shape '" + name + "'; use S, M, G or a preset (demo, gpt2-small, ...)");
 }

@@ -2,6 +2,7 @@
 // checkpoint with no other flags.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <set>
 
@@ -51,6 +52,7 @@ void add_options(cxxopts::Options& opts) {
       ("out", "run directory for ckpt.h5, best.h5, metrics.jsonl", cxxopts::value<std::string>())
       ("resume", "continue the run saved in this checkpoint", cxxopts::value<std::string>())
       ("allow-data-change", "with --resume: accept token files that differ from the run's")
+      ("overwrite", "start a new run even if --out already holds one (its ckpt.h5 is replaced)")
       ("threads", "worker threads (0 = all cores)", cxxopts::value<int>()->default_value("0"))
       ("h,help", "show this help");
   opts.add_options("model")
@@ -120,6 +122,10 @@ train::TrainOptions options_from_flags(const cxxopts::ParseResult& r) {
 
 int start_run(const cxxopts::ParseResult& r) {
   train::TrainOptions o = options_from_flags(r);
+  // Never replace a run the user already has by accident.
+  if (!r.count("overwrite") && std::filesystem::exists(o.out_dir + "/ckpt.h5"))
+    throw tg::UsageError(o.out_dir + " already holds a run (ckpt.h5): continue it with --resume " +
+                         o.out_dir + "/ckpt.h5, choose another --out, or pass --overwrite to start over");
   const data::Tokenizer tokenizer = data::load_tokenizer_dir(o.data_dir);
   o.model.vocab_size = tokenizer.vocab_size();
   const std::string err = train::options_error(o);

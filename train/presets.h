@@ -13,6 +13,10 @@ struct Preset {
   nn::GPTConfig config;
 };
 
+// A config from its five sizes (bias, tied, learned positions: GPT-2's).
+nn::GPTConfig make_config(int64_t vocab_size, int64_t block_size, int64_t n_layer, int64_t n_head,
+                          int64_t n_embd);
+
 // The demo model trained on Tiny Shakespeare (chars) by scripts/demo.sh;
 // also the default shape of `tapegpt train`.
 nn::GPTConfig demo_config();

@@ -241,6 +241,7 @@ class Cli(unittest.TestCase):
         self.expect_error(["sample", "--ckpt", ckpt, "--prompt", "snow\u2603man"], 1, "character")
         self.expect_error(["sample", "--ckpt", ckpt, "--top-p", "0"], 2, "top-p")
         self.expect_error(["train", "--data", self.data, "--out", tmp + "/z", "--bogus-flag"], 2, "bogus")
+        self.expect_error(["train", "--data", self.data, "--out", self.run_dir, *MODEL], 2, "already holds a run")
         self.expect_error(["eval", "--ckpt", ckpt], 2, "--tokens")
         self.expect_error(["nonsense"], 2, "unknown command")
         self.assertEqual(sha(ckpt), before, "a failed command changed an existing checkpoint")

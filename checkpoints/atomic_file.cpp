@@ -1,7 +1,9 @@
 // The temporary file and durable rename behind atomic saves (Note [Atomic save]).
 #include "checkpoints/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,10 +25,33 @@ std::string directory_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
+// Deletes `<target>.tmp-<pid>` files whose process no longer exists: a save
+// killed mid-write (SIGKILL, power loss) leaves one, as large as a whole
+// checkpoint, and the next process has another pid so would never reuse it.
+// Files of live processes (another run saving now) are left alone.
+void remove_dead_temps(const std::string& target) {
+  const std::string dir = directory_of(target);
+  const size_t slash = target.find_last_of('/');
+  const std::string prefix = (slash == std::string::npos ? target : target.substr(slash + 1)) + ".tmp-";
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  while (const dirent* e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (pid_text.size() > 9) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid > 0 && ::kill(pid, 0) == -1 && errno == ESRCH) ::unlink((dir + "/" + name).c_str());
+  }
+  ::closedir(d);
+}
+
 }  // namespace
 
 TempFile::TempFile(const std::string& target)
     : target_(target), temp_(target + ".tmp-" + std::to_string(::getpid())) {
+  remove_dead_temps(target);
   // A leftover with our pid can only be from a crashed earlier process.
   ::unlink(temp_.c_str());
   int fd = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);

@@ -16,8 +16,9 @@ namespace checkpoints {
 // one process at once are not supported (they would share the temp name).
 class TempFile {
  public:
-  // Creates the empty temporary file (removing a stale one left by a crashed
-  // process with our pid); throws tg::DataError when it cannot.
+  // Creates the empty temporary file, first removing the temporaries that
+  // killed processes left for this target (their pid no longer exists);
+  // throws tg::DataError when it cannot.
   explicit TempFile(const std::string& target);
   ~TempFile();
   TempFile(const TempFile&) = delete;

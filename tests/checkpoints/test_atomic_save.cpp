@@ -143,3 +143,16 @@ TEST_CASE("a save that hits a full disk fails cleanly at any point", "[checkpoin
   checkpoints::Loaded loaded = checkpoints::load_checkpoint(path);
   CHECK(same_bits(loaded.store, old_store, Buffer::Params));
 }
+
+TEST_CASE("a save removes temporary files of dead processes, not of live ones", "[checkpoints]") {
+  Existing e;
+  // A save killed mid-write leaves <target>.tmp-<pid>; pid 999999999 cannot
+  // exist (Linux pids stay below 2^22), our parent's pid does.
+  const std::string dead = e.path + ".tmp-999999999";
+  const std::string live = e.path + ".tmp-" + std::to_string(::getppid());
+  write_bytes(dead, "half a checkpoint");
+  write_bytes(live, "another process saving now");
+  checkpoints::save_checkpoint(e.path, e.meta, e.new_store);
+  CHECK(e.dir.listing() == "ckpt.h5 ckpt.h5.tmp-" + std::to_string(::getppid()));
+  ::unlink(live.c_str());
+}

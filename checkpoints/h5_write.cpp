@@ -1,8 +1,6 @@
 // Writing helpers over the HDF5 C API (see h5_write.h).
 #include "checkpoints/h5_write.h"
 
-#include <algorithm>
-
 #include "autograd/errors.h"
 
 namespace checkpoints {
@@ -79,14 +77,18 @@ namespace {
 // HDF5's Fletcher32 filter, one checksum per chunk, which HDF5 verifies on
 // every read of that chunk (format_version 2). Chunks of about 1 MiB keep
 // the per-chunk overhead negligible and let h5py locate a chunk's bytes.
-// Rows are never split: a chunk is a run of whole rows along dimension 0.
+// Rows are never split: a chunk is a run of whole rows along dimension 0,
+// and the rows are spread evenly over the chunks, since HDF5 stores a
+// partial last chunk at full size (3072 rows in chunks of 341 would waste
+// 10% of the file; in 10 chunks of 308, 0.3%).
 std::vector<hsize_t> chunk_dims(const std::vector<hsize_t>& dims) {
   constexpr hsize_t kTargetElements = hsize_t{1} << 18;
   std::vector<hsize_t> chunk = dims;
   hsize_t row = 1;
   for (size_t i = 1; i < dims.size(); ++i) row *= dims[i];
-  const hsize_t rows = row >= kTargetElements ? 1 : kTargetElements / row;
-  chunk[0] = std::min(dims[0], rows);
+  const hsize_t target_rows = row >= kTargetElements ? 1 : kTargetElements / row;
+  const hsize_t n_chunks = (dims[0] + target_rows - 1) / target_rows;
+  chunk[0] = (dims[0] + n_chunks - 1) / n_chunks;
   return chunk;
 }
 

@@ -206,8 +206,28 @@ class Cli(unittest.TestCase):
 
     def test_help_everywhere(self):
         self.assertIn("Commands:", run("--help").stdout)
-        for cmd in ("prepare", "train", "eval", "sample", "tokenize", "params"):
+        for cmd in ("prepare", "train", "eval", "sample", "tokenize", "params", "inspect"):
             self.assertIn("--", run(cmd, "--help").stdout, cmd)
+
+    def test_inspect_describes_the_checkpoint(self):
+        ckpt = os.path.join(self.run_dir, "ckpt.h5")
+        out = run("inspect", ckpt).stdout
+        for want in ("format_version  2", "step            60", "tokens seen     3840",
+                     "tokenizer       char", "AdamW moments saved",
+                     "/model/transformer.wte.weight", "/optimizer/v/transformer.ln_f.bias",
+                     "match their checksums"):
+            self.assertIn(want, out)
+        rows = metrics(os.path.join(self.run_dir, "metrics.jsonl"))
+        best = min(r["val_loss"] for r in rows if "val_loss" in r)
+        self.assertIn(f"best val loss   {best:.6f}", out)
+        if h5py:  # the norms are those of the stored tensors
+            with h5py.File(ckpt, "r") as f:
+                wte = f["model/transformer.wte.weight"][()].astype(np.float64)
+            line = next(l for l in out.splitlines() if "/model/transformer.wte.weight" in l)
+            self.assertAlmostEqual(float(line.split()[-2]), float(np.sqrt((wte * wte).sum())), places=4)
+        self.expect_error(["inspect"], 2, "inspect CKPT")
+        self.expect_error(["inspect", ckpt, "extra"], 2, "extra")
+        self.expect_error(["inspect", os.path.join(self.tmp, "nope.h5")], 1, "nope.h5")
 
     # ---- bad input: one line, right exit code, nothing damaged -------------
     def test_bad_inputs(self):

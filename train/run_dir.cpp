@@ -98,21 +98,27 @@ std::string run_identity(const checkpoints::TrainState& t) {
 
 std::string other_run_in(const std::string& dir, const checkpoints::Checkpoint& resumed,
                          const std::string& resumed_path) {
-  // The newest checkpoint in the directory says which run it holds.
-  std::string theirs = (fs::path(dir) / "ckpt.h5").string();
+  // The newest readable checkpoint in the directory says which run it holds:
+  // ckpt.h5, else the periodic ones, newest first (a damaged ckpt.h5 must
+  // not stop a resume from an older ckpt-STEP.h5 of the same run).
+  std::vector<std::string> candidates;
   std::error_code ec;
-  if (!fs::exists(theirs, ec)) {
-    const auto periodic = periodic_checkpoints(dir);
-    if (periodic.empty()) return "";  // holds no run
-    theirs = periodic.back().second;
-  }
-  if (same_file(theirs, resumed_path)) return "";
-  try {
-    const std::string other = run_identity(checkpoints::read_metadata(theirs).train);
+  const std::string ckpt = (fs::path(dir) / "ckpt.h5").string();
+  if (fs::exists(ckpt, ec)) candidates.push_back(ckpt);
+  const auto periodic = periodic_checkpoints(dir);
+  for (auto it = periodic.rbegin(); it != periodic.rend(); ++it) candidates.push_back(it->second);
+  if (candidates.empty()) return "";  // holds no run
+  for (const std::string& theirs : candidates) {
+    if (same_file(theirs, resumed_path)) return "";
+    std::string other;
+    try {
+      other = run_identity(checkpoints::read_metadata(theirs).train);
+    } catch (const tg::DataError&) {
+      continue;  // unreadable: look at the next one
+    }
     return other == run_identity(resumed.train) ? "" : other + " in " + theirs;
-  } catch (const tg::DataError&) {
-    return "an unreadable checkpoint " + theirs;
   }
+  return "a run whose checkpoints cannot be read (" + candidates.front() + ")";
 }
 
 }  // namespace train

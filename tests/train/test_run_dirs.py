@@ -132,6 +132,14 @@ class RunDirs(unittest.TestCase):
         # The older one resumes, in place, to the same end state.
         robutil.run(TAPEGPT, "train", "--resume", os.path.join(k, "ckpt-8.h5"), "--threads", "2")
         self.assertEqual(robutil.checkpoint_step(os.path.join(k, "ckpt.h5")), 10)
+        # A truncated ckpt.h5 (and ckpt-10.h5, the same file) does not stop
+        # a resume from ckpt-8.h5 in place: that is what --keep is for.
+        with open(os.path.join(k, "ckpt.h5"), "r+b") as f:
+            f.truncate(1000)
+        robutil.run(TAPEGPT, "train", "--resume", os.path.join(k, "ckpt-8.h5"), "--max-steps", "12",
+                    "--threads", "2")
+        self.assertEqual(robutil.checkpoint_step(os.path.join(k, "ckpt.h5")), 12)
+        self.assertEqual(sorted(n for n in os.listdir(k) if n.startswith("ckpt-")), ["ckpt-10.h5", "ckpt-12.h5"])
         none = self.new_run("keep0", 4, "--ckpt-interval", "1", "--keep", "0")
         self.assertEqual(sorted(n for n in os.listdir(none) if n.endswith(".h5")), ["best.h5", "ckpt.h5"])
 

@@ -239,7 +239,9 @@ int Trainer::run(bool resumed) {
               static_cast<long long>(tokens_per_step(o_)), omp_get_max_threads());
 
   if (o_.max_steps == 0 && !resumed) {
+    // No row will be logged: the old run's files, its log included, go now.
     retire_old_run(o_.out_dir, o_.resumed_from);
+    std::filesystem::remove(o_.out_dir + "/metrics.jsonl");
     save_full();
     std::printf("--max-steps 0: wrote the initialised model to %s\n", ckpt_path().c_str());
     return 0;

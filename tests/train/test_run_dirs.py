@@ -121,6 +121,10 @@ class RunDirs(unittest.TestCase):
         for n in h5:
             self.assertEqual(run_id(os.path.join(c, n)), new_id, n)
         self.assertEqual(robutil.temp_files(c), [])
+        # --max-steps 0 logs no row: the old run's log goes with its files.
+        robutil.run(TAPEGPT, "train", *self.flags, "--out", c, "--max-steps", "0", "--overwrite")
+        self.assertEqual(sorted(os.listdir(c)), ["ckpt-0.h5", "ckpt.h5"])
+        self.assertNotEqual(run_id(os.path.join(c, "ckpt.h5")), new_id)
 
     def test_keep_two_of_five_periodic_checkpoints(self):
         k = self.new_run("keep", 10, "--ckpt-interval", "2", "--keep", "2")

@@ -2,7 +2,6 @@
 // checkpoint with no other flags, writing beside that checkpoint.
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <limits>
 #include <set>
 

@@ -164,6 +164,8 @@ int resume_run(const cxxopts::ParseResult& r) {
                            " (" + train::run_identity(ck.meta.train) +
                            "); resume into another --out DIR, or pass --overwrite to replace that run");
     o.replace_run = true;
+  } else if (!train::holds_run(o.out_dir) && !train::same_directory(o.out_dir, train::checkpoint_dir(path))) {
+    o.replace_run = true;  // a new home for the run: a stale log there is not its own
   }
   o.resumed_from = path;
   if (r.count("max-steps")) o.max_steps = get<int64_t>(r, "max-steps");

@@ -78,6 +78,8 @@ std::string checkpoint_dir(const std::string& ckpt_path) {
   return parent.empty() ? "." : parent;
 }
 
+bool same_directory(const std::string& a, const std::string& b) { return same_file(a, b); }
+
 bool holds_run(const std::string& dir) {
   std::error_code ec;
   return fs::exists(fs::path(dir) / "ckpt.h5", ec) || !periodic_checkpoints(dir).empty();

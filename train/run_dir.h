@@ -39,6 +39,9 @@ void prune_periodic(const std::string& dir, int64_t keep, int64_t newest_step);
 // The directory of a checkpoint path ("." for a bare file name).
 std::string checkpoint_dir(const std::string& ckpt_path);
 
+// True when both name the same existing directory.
+bool same_directory(const std::string& a, const std::string& b);
+
 // True when `dir` holds a checkpoint (ckpt.h5 or a ckpt-STEP.h5).
 bool holds_run(const std::string& dir);
 

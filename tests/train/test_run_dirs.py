@@ -81,6 +81,17 @@ class RunDirs(unittest.TestCase):
         robutil.run(TAPEGPT, "train", "--resume", "ckpt.h5", "--max-steps", "10", "--threads", "2", cwd=b)
         self.assertEqual(robutil.checkpoint_step(os.path.join(b, "ckpt.h5")), 10)
         self.assertEqual(snapshot(a), before)
+        # Into a new --out whose only file is a stale log (a run killed before
+        # its first checkpoint): the resumed run starts a log of its own there.
+        stale = os.path.join(self.tmp, "stale")
+        os.makedirs(stale)
+        with open(os.path.join(stale, "metrics.jsonl"), "w") as f:
+            f.write('{"step":1,"loss":9.0}\n')
+        robutil.run(TAPEGPT, "train", "--resume", os.path.join(a, "ckpt.h5"), "--max-steps", "6",
+                    "--out", stale, "--threads", "2")
+        rows = robutil.metrics(os.path.join(stale, "metrics.jsonl"))
+        self.assertEqual([r["step"] for r in rows if "loss" in r], [5, 6])
+        self.assertEqual(snapshot(a), before)
 
     def test_resume_into_a_directory_holding_another_run(self):
         x = self.new_run("x")

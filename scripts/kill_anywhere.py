@@ -224,7 +224,10 @@ def kill_anywhere(tapegpt, tmp, kills, steps, rnd):
                 if strategy == "best-save":  # saved once, at the final step
                     hit = watch.wait_for(BEST_SAVE, 1, proc, start + 120)
                 else:
-                    hit = watch.wait_for(STRATEGIES[strategy], rnd.randint(1, 3), proc, start + 120)
+                    # The forced old-deleted kill takes the first deletion, so
+                    # it lands even when the run is near its end.
+                    count = 1 if strategy == "old-deleted" else rnd.randint(1, 3)
+                    hit = watch.wait_for(STRATEGIES[strategy], count, proc, start + 120)
                 if hit and rnd.random() < 0.5:  # sometimes a little later in the same window
                     time.sleep(rnd.uniform(0, 0.002))
             if hit and proc.poll() is None:

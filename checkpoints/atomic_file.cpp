@@ -66,6 +66,41 @@ TempFile::~TempFile() {
   if (!committed_) ::unlink(temp_.c_str());
 }
 
+namespace {
+
+// fsync a directory so a rename inside it survives a crash. Some filesystems
+// cannot sync a directory (EINVAL): nothing more to do there.
+void sync_directory(const std::string& dir, const std::string& target) {
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return;
+  int rc = ::fsync(dfd);
+  int err = errno;
+  ::close(dfd);
+  if (rc != 0 && err != EINVAL && err != ENOTSUP)
+    throw tg::DataError("saved " + target + " but cannot sync directory " + dir + ": " +
+                        std::strerror(err) + "; the save may not survive a crash");
+}
+
+}  // namespace
+
+bool link_atomically(const std::string& existing, const std::string& target) {
+  remove_dead_temps(target);
+  const std::string temp = target + ".tmp-" + std::to_string(::getpid());
+  ::unlink(temp.c_str());
+  if (::link(existing.c_str(), temp.c_str()) != 0) {
+    if (errno == EPERM || errno == EXDEV || errno == ENOTSUP || errno == EMLINK)
+      return false;
+    throw tg::DataError("cannot link " + existing + " as " + temp + ": " + errno_text());
+  }
+  if (std::rename(temp.c_str(), target.c_str()) != 0) {
+    const std::string why = errno_text();
+    ::unlink(temp.c_str());
+    throw tg::DataError("cannot rename " + temp + " to " + target + ": " + why);
+  }
+  sync_directory(directory_of(target), target);
+  return true;
+}
+
 void TempFile::commit() {
   int fd = ::open(temp_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw tg::DataError("cannot reopen " + temp_ + " to sync it: " + errno_text());
@@ -78,18 +113,8 @@ void TempFile::commit() {
   if (std::rename(temp_.c_str(), target_.c_str()) != 0)
     throw tg::DataError("cannot rename " + temp_ + " to " + target_ + ": " + errno_text());
   committed_ = true;
-
   // The new file is in place; syncing the directory makes the rename durable.
-  // Some filesystems cannot sync a directory (EINVAL): nothing more to do there.
-  const std::string dir = directory_of(target_);
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return;
-  int rc = ::fsync(dfd);
-  int err = errno;
-  ::close(dfd);
-  if (rc != 0 && err != EINVAL && err != ENOTSUP)
-    throw tg::DataError("saved " + target_ + " but cannot sync directory " + dir + ": " +
-                        std::strerror(err) + "; the save may not survive a crash");
+  sync_directory(directory_of(target_), target_);
 }
 
 }  // namespace checkpoints

@@ -35,4 +35,12 @@ class TempFile {
   bool committed_ = false;
 };
 
+// Gives the complete file `existing` a second name `target` (a hard link, so
+// no copy and no extra space), atomically: a temporary link beside `target`
+// is renamed over it and the directory fsynced, so `target` is at every
+// instant absent, its old file, or `existing`'s. Returns false, changing
+// nothing, where the filesystem has no hard links; throws tg::DataError on
+// any other failure.
+bool link_atomically(const std::string& existing, const std::string& target);
+
 }  // namespace checkpoints

@@ -15,7 +15,9 @@
 
 namespace checkpoints {
 
-constexpr int64_t kFormatVersion = 1;
+// 2: every dataset carries a Fletcher32 checksum. Version 1 files (no
+// checksums) still load.
+constexpr int64_t kFormatVersion = 2;
 
 // One named training flag (the trainer's own options), stored as an HDF5
 // attribute of /train/flags so a run resumes with no flags on the command line.
@@ -32,7 +34,9 @@ struct TrainState {
   int64_t sampler_position = 0;           // sequential sampler: next micro-batch index
   double best_val_loss = 0;               // +inf when never evaluated
   std::string data_hash;                  // hash of train.bin and val.bin
-  std::string run_dir;                    // where the run writes by default
+  std::string run_dir;                    // where the run was started (informational)
+  std::string run_id;                     // random id given at the start of a run; "" in
+                                          // files from before format_version 2
   std::vector<Flag> flags;
 };
 
@@ -68,5 +72,34 @@ struct Loaded {
 // ids in merges against the vocabulary. Loads moments when with_optimizer.
 // Throws tg::DataError naming the file and what is wrong.
 Loaded load_checkpoint(const std::string& path, bool with_optimizer = true);
+
+// The config and /train state of `path` without reading any dataset (cheap
+// for any model size): to see which run a checkpoint belongs to. Throws
+// tg::DataError naming the file when it is not a readable checkpoint.
+Checkpoint read_metadata(const std::string& path);
+
+// One dataset as `tapegpt inspect` reports it.
+struct DatasetReport {
+  std::string path;                       // "/model/transformer.wte.weight"
+  std::vector<int64_t> shape;
+  std::string dtype;                      // "float32", "int64", "uint8", ...
+  double norm = 0;                        // L2 norm of the values
+  bool checksummed = false;               // carries a Fletcher32 checksum
+  std::string error;                      // why it did not read; "" when it did
+};
+
+struct Inspection {
+  int64_t format_version = 0;
+  Checkpoint meta;                        // tokenizer.tokens and merges left empty
+  int64_t n_tokens = 0, n_merges = 0;
+  bool has_moments = false;
+  std::vector<DatasetReport> datasets;    // model, moments, tokenizer, in file order
+};
+
+// Reads the metadata of `path` and then every dataset, each verified against
+// its checksum. Throws tg::DataError (naming the file) when the metadata
+// cannot be read; a dataset that fails is reported in its DatasetReport, so
+// the caller can show every damaged one.
+Inspection inspect_checkpoint(const std::string& path);
 
 }  // namespace checkpoints

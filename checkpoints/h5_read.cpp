@@ -355,10 +355,37 @@ void require_integer(const Node& ds, size_t bytes, bool unsigned_only) {
   }
 }
 
-void read_dataset(const Node& ds, hid_t mem_type, void* out) {
+bool has_checksum(const Node& ds) {
+  Handle dcpl = checked(H5Dget_create_plist(ds.id()), H5Pclose, "cannot inspect " + ds.path);
+  const int n = H5Pget_nfilters(dcpl.get());
+  if (n < 0) throw_h5_error("cannot inspect " + ds.path);
+  for (int i = 0; i < n; ++i) {
+    unsigned flags = 0, config = 0;
+    size_t n_values = 0;
+    const H5Z_filter_t id =
+        H5Pget_filter2(dcpl.get(), static_cast<unsigned>(i), &flags, &n_values, nullptr, 0, nullptr, &config);
+    if (id < 0) throw_h5_error("cannot inspect " + ds.path);
+    if (id == H5Z_FILTER_FLETCHER32) return true;
+  }
+  return false;
+}
+
+void read_dataset(const Node& ds, hid_t mem_type, void* out, bool require_checksum) {
   Handle space = checked(H5Dget_space(ds.id()), H5Sclose, "cannot read " + ds.path);
   if (H5Sget_simple_extent_npoints(space.get()) == 0) return;
-  check_status(H5Dread(ds.id(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), "cannot read " + ds.path);
+  const bool checksummed = has_checksum(ds);
+  if (require_checksum && !checksummed)
+    throw tg::DataError("dataset " + ds.path + " has no checksum, but every dataset of a "
+                        "format_version 2 file carries one: the file was rewritten by another tool; "
+                        "re-save it with tapegpt");
+  if (H5Dread(ds.id(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) >= 0) return;
+  const std::string detail = h5_error_detail();
+  if (checksummed && (detail.find("Fletcher32") != std::string::npos ||
+                      detail.find("checksum") != std::string::npos))
+    throw tg::DataError("dataset " + ds.path + " fails its Fletcher32 checksum: its bytes changed "
+                        "after it was written (disk, copy or transfer damage); use another copy or "
+                        "an earlier checkpoint");
+  throw tg::DataError("cannot read " + ds.path + (detail.empty() ? "" : " (" + detail + ")"));
 }
 
 }  // namespace checkpoints

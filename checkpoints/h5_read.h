@@ -50,8 +50,14 @@ std::string shape_string(const std::vector<int64_t>& dims);
 void require_float32(const Node& ds);
 // An integer type of `bytes` bytes (0: any size); unsigned_only for raw bytes.
 void require_integer(const Node& ds, size_t bytes, bool unsigned_only);
+// True when the dataset carries HDF5's Fletcher32 filter (Note [Dataset
+// checksums] in h5_write.cpp).
+bool has_checksum(const Node& ds);
 // Reads the whole dataset into `out`, converting to mem_type; a no-op for
-// zero elements.
-void read_dataset(const Node& ds, hid_t mem_type, void* out);
+// zero elements. HDF5 verifies a checksummed dataset chunk by chunk as it
+// reads: a mismatch is one tg::DataError naming the dataset. With
+// require_checksum (format_version >= 2) a dataset holding data but no
+// checksum is refused too.
+void read_dataset(const Node& ds, hid_t mem_type, void* out, bool require_checksum = false);
 
 }  // namespace checkpoints

@@ -1,4 +1,4 @@
-// Writing helpers: groups, scalar attributes and contiguous datasets, each
+// Writing helpers: groups, scalar attributes and checksummed datasets, each
 // throwing tg::DataError with the HDF5 reason when the write fails.
 #pragma once
 
@@ -23,10 +23,11 @@ void write_double_attr(const Node& obj, const std::string& name, double value);
 // trailing NULs, so the value must hold no NUL (save checks).
 void write_string_attr(const Node& obj, const std::string& name, const std::string& value);
 
-// One contiguous, uncompressed dataset of `dims`, written straight from
-// `data` (converted from mem_type to file_type by HDF5, a no-op for
-// native little-endian floats). Zero-element datasets are created and left
-// unwritten, so empty merges keep their [0, 2] shape.
+// One chunked dataset of `dims` with a Fletcher32 checksum per chunk (Note
+// [Dataset checksums] in h5_write.cpp), written straight from `data`
+// (converted from mem_type to file_type by HDF5, a no-op for native
+// little-endian floats). Zero-element datasets are created contiguous and
+// left unwritten, so empty merges keep their [0, 2] shape.
 void write_dataset(const Node& parent, const std::string& name, hid_t file_type, hid_t mem_type,
                    const std::vector<int64_t>& dims, const void* data);
 

@@ -28,6 +28,7 @@ void check_savable(const Checkpoint& meta, const nn::ParameterStore& store, bool
   if (!err.empty()) throw tg::DataError("refusing to write a checkpoint that could not be loaded: " + err);
   require_no_nul(meta.train.data_hash, "the data hash");
   require_no_nul(meta.train.run_dir, "the run directory");
+  require_no_nul(meta.train.run_id, "the run id");
   for (const Flag& f : meta.train.flags) {
     require_no_nul(f.name, "a flag name");
     if (const auto* s = std::get_if<std::string>(&f.value)) require_no_nul(*s, "flag " + f.name);
@@ -82,6 +83,7 @@ void write_train(const Node& root, const TrainState& t) {
   write_double_attr(g, "best_val_loss", t.best_val_loss);
   write_string_attr(g, "data_hash", t.data_hash);
   write_string_attr(g, "run_dir", t.run_dir);
+  write_string_attr(g, "run_id", t.run_id);
   Node flags = create_group(g, layout::kFlags, /*track_attr_order=*/true);
   for (const Flag& f : t.flags) {
     if (const auto* i = std::get_if<int64_t>(&f.value)) write_int_attr(flags, f.name, *i);

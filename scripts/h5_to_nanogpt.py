@@ -49,9 +49,11 @@ def main():
     with h5py.File(args.ckpt, "r") as f:
         if text(f.attrs.get("format", b"")) != "tapegpt":
             sys.exit(f"h5_to_nanogpt: {args.ckpt} is not a tapegpt checkpoint (no format='tapegpt')")
-        if int(f.attrs["format_version"]) != 1:
+        # Version 2 adds only per-dataset Fletcher32 checksums, which h5py
+        # (HDF5) verifies as it reads.
+        if int(f.attrs["format_version"]) not in (1, 2):
             sys.exit(f"h5_to_nanogpt: {args.ckpt} has format_version {int(f.attrs['format_version'])}; "
-                     "this script reads version 1")
+                     "this script reads versions 1 and 2")
         cfg = f["config"].attrs
         if text(cfg["pos_encoding"]) != "learned":
             sys.exit("h5_to_nanogpt: nanoGPT has only learned position embeddings; this model uses "

@@ -15,7 +15,10 @@
    start; the moment a checkpoint's temporary file appears, is first written,
    or is closed (mid-save, before the rename); right after ckpt.h5 is renamed
    into place; right after a metrics line is written (step logged, not yet
-   checkpointed); and, last, while best.h5 is being saved at the final step.
+   checkpointed); right after ckpt.h5 got its periodic name ckpt-STEP.h5, or
+   after an older periodic checkpoint was deleted (--keep 2, always one of
+   the kills: the deletion of the others may be cut short); and, last, while
+   best.h5 is being saved at the final step.
    The directory is watched with inotify, so a kill lands within a fraction
    of a millisecond of the event.
 3. Checks: every resume succeeds; the final ckpt.h5 (weights, both AdamW
@@ -25,6 +28,7 @@
    reference's. metrics.jsonl is appended across resumes, so a step logged
    after the last checkpoint and before a kill appears twice: the re-done copy
    comes later and is the one compared (it must be, and is, identical).
+   The periodic checkpoints left are the reference's two newest, bit for bit.
 
 --quick (CTest `kill_anywhere`): 5 kills over 20 steps, a few seconds.
 Default: 25 kills over 100 steps. Exit 0 on success, 1 on any difference.
@@ -49,7 +53,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
                                 "tests", "robustness"))
 import robutil  # noqa: E402
 
-IN_MODIFY, IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE = 0x2, 0x8, 0x80, 0x100
+IN_MODIFY, IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x2, 0x8, 0x80, 0x100, 0x200
 
 
 class DirWatch:
@@ -60,7 +64,7 @@ class DirWatch:
         self.fd = self.libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
         if self.fd < 0:
             raise OSError(ctypes.get_errno(), "inotify_init1")
-        mask = IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE
+        mask = IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE
         if self.libc.inotify_add_watch(self.fd, os.fsencode(path), mask) < 0:
             raise OSError(ctypes.get_errno(), "inotify_add_watch " + path)
         self.pending = []
@@ -108,6 +112,15 @@ def is_ckpt_tmp(name):
     return name.startswith("ckpt.h5.tmp")
 
 
+def is_periodic(name):
+    """ckpt-STEP.h5, the periodic checkpoints kept by --keep."""
+    return name.startswith("ckpt-") and name.endswith(".h5") and name[5:-3].isdigit()
+
+
+def periodic_files(run_dir):
+    return sorted(n for n in os.listdir(run_dir) if is_periodic(n))
+
+
 # Each strategy: (event matcher, how many matching events to let pass, extra delay).
 STRATEGIES = {
     "tmp-created": lambda n, m: m & IN_CREATE and is_ckpt_tmp(n),
@@ -115,6 +128,8 @@ STRATEGIES = {
     "tmp-closed": lambda n, m: m & IN_CLOSE_WRITE and is_ckpt_tmp(n),
     "ckpt-renamed": lambda n, m: m & IN_MOVED_TO and n == "ckpt.h5",
     "step-logged": lambda n, m: m & IN_MODIFY and n == "metrics.jsonl",
+    "periodic-linked": lambda n, m: m & IN_MOVED_TO and is_periodic(n),
+    "old-deleted": lambda n, m: m & IN_DELETE and is_periodic(n),
 }
 BEST_SAVE = lambda n, m: m & IN_CREATE and n.startswith("best.h5.tmp")  # noqa: E731
 
@@ -194,6 +209,8 @@ def kill_anywhere(tapegpt, tmp, kills, steps, rnd):
             # The last kill lands while best.h5 is saved at the final step.
             if survived == kills - 1 and kills > 1:
                 strategy = "best-save"
+            elif survived == 1 and kills > 2:  # a kill while old checkpoints are deleted
+                strategy = "old-deleted"
             else:
                 strategy = rnd.choice(["timer", "timer", *STRATEGIES])
             if strategy == "timer":
@@ -207,7 +224,10 @@ def kill_anywhere(tapegpt, tmp, kills, steps, rnd):
                 if strategy == "best-save":  # saved once, at the final step
                     hit = watch.wait_for(BEST_SAVE, 1, proc, start + 120)
                 else:
-                    hit = watch.wait_for(STRATEGIES[strategy], rnd.randint(1, 3), proc, start + 120)
+                    # The forced old-deleted kill takes the first deletion, so
+                    # it lands even when the run is near its end.
+                    count = 1 if strategy == "old-deleted" else rnd.randint(1, 3)
+                    hit = watch.wait_for(STRATEGIES[strategy], count, proc, start + 120)
                 if hit and rnd.random() < 0.5:  # sometimes a little later in the same window
                     time.sleep(rnd.uniform(0, 0.002))
             if hit and proc.poll() is None:
@@ -259,6 +279,16 @@ def kill_anywhere(tapegpt, tmp, kills, steps, rnd):
         problems.append(f"metrics.jsonl does not parse (a torn line?): {e}")
     if robutil.temp_files(run_dir):
         problems.append(f"temporary files left by the finished run: {robutil.temp_files(run_dir)}")
+    # --keep 2: the same two newest periodic checkpoints as the reference.
+    want_periodic = periodic_files(ref)
+    if periodic_files(run_dir) != want_periodic or len(want_periodic) != 2:
+        problems.append(f"periodic checkpoints {periodic_files(run_dir)}, reference {want_periodic}")
+    else:
+        for n in want_periodic:
+            diff = robutil.state_difference(robutil.checkpoint_state(os.path.join(ref, n)),
+                                            robutil.checkpoint_state(os.path.join(run_dir, n)))
+            if diff:
+                problems.append(f"{n} differs from the reference: {diff}")
     for p in problems:
         print("FAIL:", p)
     if survived < kills:

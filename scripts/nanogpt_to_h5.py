@@ -24,6 +24,14 @@ import numpy as np
 import torch
 
 
+
+def checksummed(group, name, data):
+    """A dataset as tapegpt writes it (format_version 2): chunked with a
+    Fletcher32 checksum, or contiguous when empty (nothing to checksum)."""
+    if data.size == 0:
+        return group.create_dataset(name, data=data)
+    return group.create_dataset(name, data=data, chunks=True, fletcher32=True)
+
 def fail(message):
     sys.exit(f"nanogpt_to_h5: {message}")
 
@@ -159,7 +167,7 @@ def main():
         # v1.8+ structures: checksummed metadata, the only kind tapegpt loads.
         with h5py.File(tmp, "w", libver=("v108", "latest")) as f:
             f.attrs["format"] = fixed("tapegpt")
-            f.attrs["format_version"] = np.int64(1)
+            f.attrs["format_version"] = np.int64(2)  # every dataset checksummed (Fletcher32)
             c = f.create_group("config")
             for key in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
                 c.attrs[key] = np.int64(args[key])
@@ -169,7 +177,7 @@ def main():
             c.attrs["pos_encoding"] = fixed("learned")
             m = f.create_group("model")
             for name in shapes:
-                m.create_dataset(name, data=np.ascontiguousarray(state[name], dtype="<f4"))
+                checksummed(m, name, np.ascontiguousarray(state[name], dtype="<f4"))
             o = f.create_group("optimizer")
             o.attrs["step"] = np.int64(0)
             o.attrs["lr"] = np.float64(train_config.get("learning_rate", 0.0))
@@ -185,14 +193,15 @@ def main():
             t.attrs["best_val_loss"] = np.float64(math.inf)
             t.attrs["data_hash"] = fixed("")
             t.attrs["run_dir"] = fixed("")
+            t.attrs["run_id"] = fixed(os.urandom(8).hex())
             t.create_group("flags", track_order=True)
             k = f.create_group("tokenizer")
             k.attrs["type"] = fixed(kind)
             offsets = np.zeros(len(tokens) + 1, dtype=np.int64)
             offsets[1:] = np.cumsum([len(b) for b in tokens])
-            k.create_dataset("token_bytes", data=np.frombuffer(b"".join(tokens), dtype=np.uint8))
-            k.create_dataset("token_offsets", data=offsets)
-            k.create_dataset("merges", data=np.asarray(merges, dtype=np.int32).reshape(-1, 2))
+            checksummed(k, "token_bytes", np.frombuffer(b"".join(tokens), dtype=np.uint8))
+            checksummed(k, "token_offsets", offsets)
+            checksummed(k, "merges", np.asarray(merges, dtype=np.int32).reshape(-1, 2))
         os.replace(tmp, opts.out)
     finally:
         if os.path.exists(tmp):

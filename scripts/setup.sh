@@ -11,6 +11,7 @@ PACKAGES=(
   libhdf5-dev hdf5-tools
   libcxxopts-dev catch2
   libpcre2-dev nlohmann-json3-dev
+  mount  # mount/umount: the tmpfs disk-full tests (unshare is in essential util-linux)
 )
 # Optional cross-check tools (PyTorch parity, h5py round trips): only with
 # TAPEGPT_WITH_TORCH=1, since they are large and the core needs none of them.

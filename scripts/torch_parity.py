@@ -47,7 +47,8 @@ relative one. Adam normalises that noise to steps of up to ~lr, so in the
 trajectory those rows may drift by up to ~lr per step (harmlessly: the loss
 cannot see them) and are checked against that bound (1.5·lr·k) instead.
 
-Exit status: 0 pass, 1 fail, 2 usage error, 77 torch or numpy unavailable
+Exit status: 0 pass, 1 fail, 2 usage error, 77 torch or numpy unavailable (1 under
+TAPEGPT_NO_SKIP=1, as in CI: tests/support/no_skip.py)
 (CTest's SKIP_RETURN_CODE).
 """
 import argparse
@@ -58,14 +59,16 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "support"))
+import no_skip  # noqa: E402
+
 try:
     import numpy as np
     import torch
     import torch.nn as nn
     from torch.nn import functional as F
-except ImportError as e:  # the test is skipped, not failed, without torch
-    print(f"torch parity: skipped ({e}); install python3-torch and python3-numpy")
-    sys.exit(77)
+except ImportError as e:  # skipped without torch, except under TAPEGPT_NO_SKIP=1 (CI)
+    no_skip.skip_or_fail(f"torch parity needs python3-torch and python3-numpy ({e})")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -1,8 +1,7 @@
 // `tapegpt train`: start a run from prepared data, or resume one from its
-// checkpoint with no other flags.
+// checkpoint with no other flags, writing beside that checkpoint.
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <limits>
 #include <set>
 
@@ -15,6 +14,7 @@
 #include "train/commands.h"
 #include "train/options.h"
 #include "train/presets.h"
+#include "train/run_dir.h"
 #include "train/trainer.h"
 
 namespace cli {
@@ -36,7 +36,7 @@ const train::TrainOptions kDefaults = [] {
 // Flags that may change when resuming; every other one is fixed by the run.
 const std::set<std::string> kResumeOverrides = {
     "resume", "max-steps", "out", "threads", "lr", "eval-interval", "eval-steps",
-    "ckpt-interval", "allow-data-change", "help"};
+    "ckpt-interval", "keep", "overwrite", "allow-data-change", "help"};
 
 void add_options(cxxopts::Options& opts) {
   const train::TrainOptions& d = kDefaults;
@@ -52,7 +52,8 @@ void add_options(cxxopts::Options& opts) {
       ("out", "run directory for ckpt.h5, best.h5, metrics.jsonl", cxxopts::value<std::string>())
       ("resume", "continue the run saved in this checkpoint", cxxopts::value<std::string>())
       ("allow-data-change", "with --resume: accept token files that differ from the run's")
-      ("overwrite", "start a new run even if --out already holds one (its ckpt.h5 is replaced)")
+      ("overwrite", "write into a directory that holds another run: that run's checkpoints and "
+                    "metrics.jsonl are replaced once the new run logs its first step")
       ("threads", "worker threads (0 = all cores)", cxxopts::value<int>()->default_value("0"))
       ("h,help", "show this help");
   opts.add_options("model")
@@ -80,7 +81,8 @@ void add_options(cxxopts::Options& opts) {
       ("sampler", "random | sequential", cxxopts::value<std::string>()->default_value("random"))
       ("eval-interval", "steps between validations (0 = only at the end)", cxxopts::value<int64_t>()->default_value(s(d.eval_interval)))
       ("eval-steps", "validation batches per evaluation", cxxopts::value<int64_t>()->default_value(s(d.eval_steps)))
-      ("ckpt-interval", "steps between checkpoints (0 = only at the end)", cxxopts::value<int64_t>()->default_value(s(d.ckpt_interval)));
+      ("ckpt-interval", "steps between checkpoints (0 = only at the end)", cxxopts::value<int64_t>()->default_value(s(d.ckpt_interval)))
+      ("keep", "periodic ckpt-STEP.h5 files kept besides ckpt.h5 (0 = none)", cxxopts::value<int64_t>()->default_value(s(d.keep)));
 }
 
 train::TrainOptions options_from_flags(const cxxopts::ParseResult& r) {
@@ -116,6 +118,7 @@ train::TrainOptions options_from_flags(const cxxopts::ParseResult& r) {
   o.eval_interval = get<int64_t>(r, "eval-interval");
   o.eval_steps = get<int64_t>(r, "eval-steps");
   o.ckpt_interval = get<int64_t>(r, "ckpt-interval");
+  o.keep = get<int64_t>(r, "keep");
   o.threads = get<int>(r, "threads");
   return o;
 }
@@ -123,9 +126,10 @@ train::TrainOptions options_from_flags(const cxxopts::ParseResult& r) {
 int start_run(const cxxopts::ParseResult& r) {
   train::TrainOptions o = options_from_flags(r);
   // Never replace a run the user already has by accident.
-  if (!r.count("overwrite") && std::filesystem::exists(o.out_dir + "/ckpt.h5"))
+  if (!r.count("overwrite") && train::holds_run(o.out_dir))
     throw tg::UsageError(o.out_dir + " already holds a run (ckpt.h5): continue it with --resume " +
                          o.out_dir + "/ckpt.h5, choose another --out, or pass --overwrite to start over");
+  o.replace_run = true;  // a new run: fresh metrics.jsonl, no files of an old one
   const data::Tokenizer tokenizer = data::load_tokenizer_dir(o.data_dir);
   o.model.vocab_size = tokenizer.vocab_size();
   const std::string err = train::options_error(o);
@@ -135,6 +139,7 @@ int start_run(const cxxopts::ParseResult& r) {
   nn::gpt_init(model, o.seed);
   train::RunState state;
   state.rng_state = tg::Rng(o.seed ^ 0x7261696eULL).state();  // "rain": a stream apart from init
+  state.run_id = train::new_run_id();
   return train::run_training(o, model, tokenizer.spec(), state, false, "", false);
 }
 
@@ -150,7 +155,19 @@ int resume_run(const cxxopts::ParseResult& r) {
   train::TrainOptions o = kDefaults;
   o.model = ck.meta.config;
   train::options_from_flags(ck.meta.train.flags, &o);
-  o.out_dir = r.count("out") ? get<std::string>(r, "out") : ck.meta.train.run_dir;
+  // Note [Where a run writes] in run_dir.h: never the directory recorded in the file.
+  o.out_dir = r.count("out") ? get<std::string>(r, "out") : train::checkpoint_dir(path);
+  const std::string other = train::other_run_in(o.out_dir, ck.meta, path);
+  if (!other.empty()) {
+    if (!r.count("overwrite"))
+      throw tg::UsageError(o.out_dir + " already holds a different run (" + other + ") than " + path +
+                           " (" + train::run_identity(ck.meta.train) +
+                           "); resume into another --out DIR, or pass --overwrite to replace that run");
+    o.replace_run = true;
+  } else if (!train::holds_run(o.out_dir) && !train::same_directory(o.out_dir, train::checkpoint_dir(path))) {
+    o.replace_run = true;  // a new home for the run: a stale log there is not its own
+  }
+  o.resumed_from = path;
   if (r.count("max-steps")) o.max_steps = get<int64_t>(r, "max-steps");
   if (r.count("lr")) {
     o.schedule.lr = get<double>(r, "lr");
@@ -159,6 +176,7 @@ int resume_run(const cxxopts::ParseResult& r) {
   if (r.count("eval-interval")) o.eval_interval = get<int64_t>(r, "eval-interval");
   if (r.count("eval-steps")) o.eval_steps = get<int64_t>(r, "eval-steps");
   if (r.count("ckpt-interval")) o.ckpt_interval = get<int64_t>(r, "ckpt-interval");
+  if (r.count("keep")) o.keep = get<int64_t>(r, "keep");
   o.threads = get<int>(r, "threads");
   const std::string err = train::options_error(o);
   if (!err.empty()) throw tg::UsageError(err);
@@ -177,6 +195,8 @@ int resume_run(const cxxopts::ParseResult& r) {
   state.rng_state = ck.meta.train.rng_state;
   state.sampler_position = ck.meta.train.sampler_position;
   state.best_val_loss = ck.meta.train.best_val_loss;
+  // Files from before format_version 2 carry no run id: the run gets one now.
+  state.run_id = ck.meta.train.run_id.empty() ? train::new_run_id() : ck.meta.train.run_id;
   return train::run_training(o, model, ck.meta.tokenizer, state, true, ck.meta.train.data_hash,
                              r.count("allow-data-change") > 0);
 }
@@ -187,7 +207,8 @@ int cmd_train(int argc, char** argv) {
   cxxopts::Options opts("tapegpt train",
                         "Train a GPT on prepared token files, or resume a run from its checkpoint.\n"
                         "  tapegpt train --data DIR --out RUNDIR [flags]\n"
-                        "  tapegpt train --resume RUNDIR/ckpt.h5 [--max-steps N] [--out NEWDIR]");
+                        "  tapegpt train --resume RUNDIR/ckpt.h5 [--max-steps N] [--out NEWDIR]\n"
+                        "A resumed run writes beside the checkpoint it was given, or into --out.");
   add_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;

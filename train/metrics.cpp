@@ -8,10 +8,19 @@
 #include <cstring>
 
 #include "autograd/errors.h"
+#include "checkpoints/atomic_file.h"
 
 namespace train {
 
-MetricsLog::MetricsLog(const std::string& path) : path_(path) {
+MetricsLog::MetricsLog(const std::string& path, bool fresh) : path_(path) {
+  if (fresh) {
+    pending_ = std::make_unique<checkpoints::TempFile>(path);
+    file_ = std::fopen(pending_->path().c_str(), "w");
+    if (!file_)
+      throw tg::DataError("cannot open " + pending_->path() + " for writing: " + std::strerror(errno) +
+                          "; check that the run directory is writable");
+    return;
+  }
   // A run killed mid-line (or a full disk) can leave a torn last line: start
   // on a fresh line so every complete object stays parseable.
   bool torn = false;
@@ -40,10 +49,17 @@ void MetricsLog::finish_line() {
     throw tg::DataError("cannot write " + path_ + ": " + std::strerror(errno) +
                         "; free disk space, then resume from the last checkpoint");
   }
+  if (pending_) {
+    // The first row is written: the fresh log replaces the old one (fsync,
+    // rename, fsync the directory); this FILE keeps writing to it.
+    pending_->commit();
+    pending_.reset();
+  }
 }
 
 MetricsLog::~MetricsLog() {
   if (file_) std::fclose(file_);
+  // A fresh log that never got a row: pending_'s destructor deletes it.
 }
 
 namespace {

@@ -1,17 +1,26 @@
 // Run output: metrics.jsonl (one JSON object per step and per evaluation,
-// appended across resumes) and the live progress line on a terminal.
+// appended across resumes of one run, started afresh by a new run) and the
+// live progress line on a terminal.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
+
+namespace checkpoints {
+class TempFile;
+}
 
 namespace train {
 
 class MetricsLog {
  public:
-  // Opens `path` for appending; throws tg::DataError if it cannot.
-  explicit MetricsLog(const std::string& path);
+  // Opens `path` for appending; throws tg::DataError if it cannot. With
+  // `fresh` (a new run, or --overwrite) the rows go to a temporary file that
+  // replaces `path` atomically once the first row is written, so an old log
+  // is never appended to and is kept until the new run has produced a row.
+  MetricsLog(const std::string& path, bool fresh);
   ~MetricsLog();
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;
@@ -25,6 +34,7 @@ class MetricsLog {
   void finish_line();  // ends it; on a failed write cuts it off and throws tg::DataError
   long line_start_ = -1;
   std::string path_;
+  std::unique_ptr<checkpoints::TempFile> pending_;  // fresh log not yet in place
   std::FILE* file_ = nullptr;
 };
 

@@ -31,6 +31,7 @@ std::string options_error(const TrainOptions& o) {
   if (o.eval_interval < 0 || o.eval_steps < 1)
     return "--eval-interval must be 0 (off) or more and --eval-steps at least 1";
   if (o.ckpt_interval < 0) return "--ckpt-interval must be 0 (only at the end) or more";
+  if (o.keep < 0 || o.keep > 1000000) return "--keep must be between 0 (only ckpt.h5) and 1000000";
   if (o.threads < 0 || o.threads > 4096) return "--threads must be between 0 (all cores) and 4096";
   return "";
 }
@@ -57,6 +58,7 @@ std::vector<checkpoints::Flag> options_to_flags(const TrainOptions& o) {
       Flag{"eval_interval", o.eval_interval},
       Flag{"eval_steps", o.eval_steps},
       Flag{"ckpt_interval", o.ckpt_interval},
+      Flag{"keep", o.keep},
   };
 }
 
@@ -92,6 +94,7 @@ void options_from_flags(const std::vector<checkpoints::Flag>& flags, TrainOption
     else if (n == "eval_interval") o->eval_interval = flag_value<int64_t>(f);
     else if (n == "eval_steps") o->eval_steps = flag_value<int64_t>(f);
     else if (n == "ckpt_interval") o->ckpt_interval = flag_value<int64_t>(f);
+    else if (n == "keep") o->keep = flag_value<int64_t>(f);
     // Unknown flags (from a newer tapegpt) are ignored.
   }
 }

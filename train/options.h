@@ -27,7 +27,11 @@ struct TrainOptions {
   int64_t eval_interval = 250;
   int64_t eval_steps = 20;      // batches of batch_size windows per evaluation
   int64_t ckpt_interval = 500;
+  int64_t keep = 2;             // periodic ckpt-STEP.h5 files kept (0 = none)
   int threads = 0;              // 0 = all cores (not saved: any count resumes)
+  // Not saved: how this invocation treats the run directory.
+  bool replace_run = false;     // a new run (or --overwrite): its first row retires the old files
+  std::string resumed_from;     // the checkpoint a resumed run started from
 };
 
 // Tokens one optimizer step consumes.

@@ -14,12 +14,14 @@
 #include "autograd/errors.h"
 #include "autograd/ops.h"
 #include "autograd/rng.h"
+#include "checkpoints/atomic_file.h"
 #include "checkpoints/checkpoint.h"
 #include "data/sampler.h"
 #include "data/token_file.h"
 #include "train/evaluate.h"
 #include "train/metrics.h"
 #include "train/peak_flops.h"
+#include "train/run_dir.h"
 
 namespace train {
 
@@ -105,6 +107,8 @@ class Trainer {
   double train_step();
   double validate();
   void save(const std::string& path, bool with_optimizer);
+  void save_full();
+  std::string divergence_advice() const;
   std::string ckpt_path() const { return o_.out_dir + "/ckpt.h5"; }
 
   const TrainOptions& o_;
@@ -171,6 +175,7 @@ void Trainer::save(const std::string& path, bool with_optimizer) {
   meta.train.best_val_loss = state_.best_val_loss;
   meta.train.data_hash = data_hash();
   meta.train.run_dir = o_.out_dir;
+  meta.train.run_id = state_.run_id;
   meta.train.flags = options_to_flags(o_);
   meta.optimizer.step = state_.step;
   meta.optimizer.lr = lr_at(o_.schedule, std::max<int64_t>(0, state_.step - 1));
@@ -182,10 +187,44 @@ void Trainer::save(const std::string& path, bool with_optimizer) {
   checkpoints::save_checkpoint(path, meta, model_.store, with_optimizer);
 }
 
+// Note [Periodic checkpoints]: ckpt.h5 is saved first (atomically), so it is
+// always the newest complete state; then, with --keep N > 0, it gets a second
+// name ckpt-STEP.h5 (a hard link: no copy, no extra space), and only then are
+// periodic files beyond the newest N deleted, oldest first. A kill at any
+// point leaves ckpt.h5 complete and at least the N newest periodic files.
+void Trainer::save_full() {
+  save(ckpt_path(), true);
+  if (o_.keep == 0) return;
+  const std::string periodic = o_.out_dir + "/" + periodic_name(state_.step);
+  // Without hard links (some network or FAT filesystems) save it again.
+  if (!checkpoints::link_atomically(ckpt_path(), periodic)) save(periodic, true);
+  prune_periodic(o_.out_dir, o_.keep, state_.step);
+}
+
+// Where to go back to after a divergence: the periodic checkpoints of this
+// continuation, newest first, else ckpt.h5, else nothing yet.
+std::string Trainer::divergence_advice() const {
+  std::vector<std::string> good;
+  for (const auto& f : periodic_checkpoints(o_.out_dir))
+    if (f.first <= state_.step) good.insert(good.begin(), f.second);
+  if (good.empty() && std::filesystem::exists(ckpt_path())) good.push_back(ckpt_path());
+  if (good.empty() && !o_.resumed_from.empty()) good.push_back(o_.resumed_from);
+  if (good.empty()) return "no checkpoint was saved yet; start again with a lower --lr";
+  std::string s = "nothing was saved over the last good checkpoint " + good[0];
+  if (good.size() > 1) {
+    s += " (earlier:";
+    for (size_t i = 1; i < good.size(); ++i) s += " " + good[i];
+    s += ")";
+  }
+  return s + ". Resume from it with a lower learning rate: tapegpt train --resume " + good[0] +
+         " --lr <smaller>";
+}
+
 int Trainer::run(bool resumed) {
   const nn::GPTConfig& c = model_.config;
   std::filesystem::create_directories(o_.out_dir);
-  MetricsLog metrics(o_.out_dir + "/metrics.jsonl");
+  MetricsLog metrics(o_.out_dir + "/metrics.jsonl", o_.replace_run);
+  bool old_run_retired = !o_.replace_run;
 
   const MemoryEstimate mem = estimate_memory(model_, o_.batch_size);
   std::printf("model: %lld parameters (%lld layers, %lld heads, %lld wide, context %lld, vocab %lld)\n",
@@ -200,7 +239,10 @@ int Trainer::run(bool resumed) {
               static_cast<long long>(tokens_per_step(o_)), omp_get_max_threads());
 
   if (o_.max_steps == 0 && !resumed) {
-    save(ckpt_path(), true);
+    // No row will be logged: the old run's files, its log included, go now.
+    retire_old_run(o_.out_dir, o_.resumed_from);
+    std::filesystem::remove(o_.out_dir + "/metrics.jsonl");
+    save_full();
     std::printf("--max-steps 0: wrote the initialised model to %s\n", ckpt_path().c_str());
     return 0;
   }
@@ -224,11 +266,9 @@ int Trainer::run(bool resumed) {
       progress.clear();
       std::fprintf(stderr,
                    "tapegpt train: error: the loss or gradient became non-finite at step %lld "
-                   "(loss %s, grad norm %s); nothing was saved over the last good checkpoint %s. "
-                   "Resume from it with a lower learning rate: tapegpt train --resume %s --lr <smaller>\n",
+                   "(loss %s, grad norm %s); %s\n",
                    static_cast<long long>(state_.step + 1), finite_or_name(loss).c_str(),
-                   finite_or_name(last_grad_norm_).c_str(),
-                   ckpt_path().c_str(), ckpt_path().c_str());
+                   finite_or_name(last_grad_norm_).c_str(), divergence_advice().c_str());
       return 1;
     }
     const double dt = seconds_since(t0);
@@ -237,6 +277,10 @@ int Trainer::run(bool resumed) {
     const double elapsed = seconds_since(t_start);
     metrics.log_step(state_.step, loss, lr_at(o_.schedule, state_.step - 1), last_grad_norm_, rate,
                      elapsed);
+    if (!old_run_retired) {  // the new metrics.jsonl is in place: the old run goes
+      retire_old_run(o_.out_dir, o_.resumed_from);
+      old_run_retired = true;
+    }
     const double eta = static_cast<double>(o_.max_steps - state_.step) *
                        static_cast<double>(tokens_per_step(o_)) / tokens_per_s;
     progress.update(state_.step, o_.max_steps, loss, tokens_per_s,
@@ -259,12 +303,12 @@ int Trainer::run(bool resumed) {
       if (best) save(o_.out_dir + "/best.h5", false);
     }
     if (o_.ckpt_interval > 0 && state_.step % o_.ckpt_interval == 0) {
-      save(ckpt_path(), true);
+      save_full();
       saved_at_step = true;
     }
   }
   progress.clear();
-  if (!saved_at_step) save(ckpt_path(), true);
+  if (!saved_at_step) save_full();
   if (g_stop_signal && state_.step < o_.max_steps) {
     std::printf("stopped by signal at step %lld; checkpoint saved. Resume with: tapegpt train --resume %s\n",
                 static_cast<long long>(state_.step), ckpt_path().c_str());

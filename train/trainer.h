@@ -21,6 +21,7 @@ struct RunState {
   std::array<uint64_t, 4> rng_state{};  // sampler draws and dropout seeds
   int64_t sampler_position = 0;
   double best_val_loss = std::numeric_limits<double>::infinity();
+  std::string run_id;                   // Note [Run identity] in run_dir.h
 };
 
 // Runs `options` on `model` from `state` until max_steps, a signal, or a

@@ -158,14 +158,21 @@ void edit_h5(const std::string& path, const std::function<void(hid_t file)>& edi
 }
 
 void replace_dataset(hid_t file, const std::string& path_in_file, hid_t file_type, hid_t mem_type,
-                     const std::vector<hsize_t>& dims, const void* data) {
+                     const std::vector<hsize_t>& dims, const void* data, bool checksum) {
   if (H5Lexists(file, path_in_file.c_str(), H5P_DEFAULT) > 0)
     ok(H5Ldelete(file, path_in_file.c_str(), H5P_DEFAULT), "delete " + path_in_file);
   hid_t space = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
-  hid_t ds = H5Dcreate2(file, path_in_file.c_str(), file_type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  ok(ds, "create " + path_in_file);
   hsize_t n = 1;
   for (hsize_t d : dims) n *= d;
+  // Like tapegpt's writer: one chunk with a Fletcher32 checksum.
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  if (checksum && n > 0) {
+    ok(H5Pset_chunk(dcpl, static_cast<int>(dims.size()), dims.data()), "chunk " + path_in_file);
+    ok(H5Pset_fletcher32(dcpl), "fletcher32 " + path_in_file);
+  }
+  hid_t ds = H5Dcreate2(file, path_in_file.c_str(), file_type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  H5Pclose(dcpl);
+  ok(ds, "create " + path_in_file);
   if (n > 0) ok(H5Dwrite(ds, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "write " + path_in_file);
   H5Dclose(ds);
   H5Sclose(space);

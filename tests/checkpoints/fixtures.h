@@ -50,9 +50,10 @@ void write_bytes(const std::string& path, const std::string& bytes);
 // Opens `path` read-write with HDF5 and runs `edit` on the file id.
 void edit_h5(const std::string& path, const std::function<void(hid_t file)>& edit);
 // Replaces dataset `path_in_file` with one of `type` and `dims`, filled from
-// `data` (given in mem_type).
+// `data` (given in mem_type); with `checksum`, chunked with Fletcher32 as
+// tapegpt writes it (format_version 2), else contiguous (version 1).
 void replace_dataset(hid_t file, const std::string& path_in_file, hid_t file_type, hid_t mem_type,
-                     const std::vector<hsize_t>& dims, const void* data);
+                     const std::vector<hsize_t>& dims, const void* data, bool checksum = true);
 // Replaces attribute `name` of object `obj_path` with an int64 / string value.
 void set_int_attr(hid_t file, const std::string& obj_path, const std::string& name, int64_t value);
 void set_string_attr(hid_t file, const std::string& obj_path, const std::string& name,

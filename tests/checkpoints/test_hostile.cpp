@@ -117,8 +117,8 @@ TEST_CASE("load refuses foreign HDF5 files and other format versions", "[checkpo
     require_refused(f.path, "attribute format of / is a variable-length string");
   }
   SECTION("a newer format version") {
-    edit_h5(f.path, [](hid_t file) { set_int_attr(file, "/", "format_version", 2); });
-    require_refused(f.path, "format_version 2");
+    edit_h5(f.path, [](hid_t file) { set_int_attr(file, "/", "format_version", 3); });
+    require_refused(f.path, "format_version 3");
   }
   SECTION("fixed-length string attributes are accepted") {
     edit_h5(f.path, [](hid_t file) { set_string_attr(file, "/", "format", "tapegpt"); });
@@ -333,5 +333,57 @@ TEST_CASE("load refuses bad tokenizers and train state", "[checkpoints]") {
   SECTION("negative step") {
     edit_h5(f.path, [](hid_t file) { set_int_attr(file, "/train", "sampler_position", -1); });
     require_refused(f.path, "is negative");
+  }
+}
+
+TEST_CASE("dataset checksums: required from format_version 2, optional in version 1", "[checkpoints]") {
+  ValidFile f;
+  const int64_t V = f.config.vocab_size, C = f.config.n_embd;
+  std::vector<float> x(static_cast<size_t>(V * C), 0.25f);
+  SECTION("a version-2 dataset without a checksum is refused, naming it") {
+    edit_h5(f.path, [&](hid_t file) {
+      replace_dataset(file, kWte, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {hsize_t(V), hsize_t(C)}, x.data(), false);
+    });
+    require_refused(f.path, "dataset " + kWte + " has no checksum");
+    require_refused(f.path, "dataset " + kWte + " has no checksum", false);
+  }
+  SECTION("a version-1 file without checksums still loads") {
+    edit_h5(f.path, [&](hid_t file) {
+      set_int_attr(file, "/", "format_version", 1);
+      replace_dataset(file, kWte, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, {hsize_t(V), hsize_t(C)}, x.data(), false);
+    });
+    CHECK(load_error(f.path) == "");
+    const checkpoints::Loaded loaded = checkpoints::load_checkpoint(f.path);
+    CHECK(loaded.store.params[loaded.store.find("transformer.wte.weight")->offset] == 0.25f);
+  }
+  SECTION("a flipped bit inside a tensor fails its checksum, naming the dataset") {
+    // Where HDF5 stored the dataset's (single, small) chunk, then one bit of
+    // its middle byte flipped.
+    haddr_t offset = 0;
+    hsize_t size = 0;
+    edit_h5(f.path, [&](hid_t file) {
+      hid_t ds = H5Dopen2(file, kWte.c_str(), H5P_DEFAULT);
+      hid_t space = H5Dget_space(ds);
+      hsize_t n_chunks = 0;
+      REQUIRE(H5Dget_num_chunks(ds, space, &n_chunks) >= 0);
+      REQUIRE(n_chunks >= 1);
+      REQUIRE(H5Dget_chunk_info(ds, space, n_chunks / 2, nullptr, nullptr, &offset, &size) >= 0);
+      H5Sclose(space);
+      H5Dclose(ds);
+    });
+    std::string bytes = read_bytes(f.path);
+    REQUIRE(offset + size <= bytes.size());
+    bytes[offset + size / 2] = static_cast<char>(bytes[offset + size / 2] ^ 0x04);
+    write_bytes(f.path, bytes);
+    require_refused(f.path, "dataset " + kWte + " fails its Fletcher32 checksum");
+    require_refused(f.path, "dataset " + kWte + " fails its Fletcher32 checksum", false);
+    const checkpoints::Inspection in = checkpoints::inspect_checkpoint(f.path);
+    int failed = 0;
+    for (const checkpoints::DatasetReport& d : in.datasets) {
+      if (d.error.empty()) continue;
+      ++failed;
+      CHECK(d.path == kWte);
+    }
+    CHECK(failed == 1);
   }
 }

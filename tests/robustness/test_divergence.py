@@ -67,6 +67,16 @@ class Divergence(unittest.TestCase):
         self.assertEqual(robutil.checkpoint_step(ckpt), step - 1)  # the last finite state
         self.assertFalse(os.path.exists(os.path.join(out, "best.h5")))
         robutil.run(TAPEGPT, "params", "--ckpt", ckpt)  # it loads (its weights are finite)
+        # --keep 2 (the default): the message names the newest periodic
+        # checkpoint to resume from, and the one before it is still there.
+        newest = os.path.join(out, f"ckpt-{step - 1}.h5")
+        line = p.stderr.strip()
+        self.assertIn(f"last good checkpoint {newest}", line)
+        self.assertIn(f"--resume {newest} ", line)
+        periodic = sorted(n for n in os.listdir(out) if n.startswith("ckpt-"))
+        self.assertEqual(periodic, sorted({f"ckpt-{step - 1}.h5", f"ckpt-{max(1, step - 2)}.h5"}))
+        if step >= 3:
+            self.assertIn(os.path.join(out, f"ckpt-{step - 2}.h5"), line)
 
     def test_lr_too_high_on_resume_then_recover_with_a_lower_lr(self):
         out = os.path.join(self.tmp, "resumed")

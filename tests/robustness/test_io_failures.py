@@ -13,7 +13,8 @@ write):
 - "read-only directory": that tmpfs remounted read-only (EROFS).
 The tmpfs cases need mount(2): as root the script re-executes itself under
 `unshare -m --propagation private`, so its mounts are private and vanish with
-the process even if it is killed. Without root or unshare they are skipped.
+the process even if it is killed. Without root or unshare they are skipped,
+except under TAPEGPT_NO_SKIP=1 (CI, which runs as root), where they fail.
 """
 import hashlib
 import os
@@ -134,7 +135,7 @@ class IoFailures(unittest.TestCase):
     # ---- training: a checkpoint save that cannot complete ------------------
     def test_checkpoint_save_over_the_file_size_limit(self):
         if self.tsan:
-            self.skipTest("TSan's runtime cannot start under a small RLIMIT_FSIZE")
+            robutil.no_skip.skip_test_or_fail(self, "TSan's runtime cannot start under a small RLIMIT_FSIZE")
         # Limits that stop the save early, midway, and at its last bytes.
         for limit in (4096, self.ckpt_bytes // 2, self.ckpt_bytes - 1):
             with self.subTest(limit=limit):
@@ -151,7 +152,7 @@ class IoFailures(unittest.TestCase):
 
     def test_disk_full_during_a_save(self):
         if not self.mount:
-            self.skipTest("needs root and unshare for a private tmpfs")
+            robutil.no_skip.skip_test_or_fail(self, "needs root and unshare for a private tmpfs")
         # Room for one checkpoint and the metrics, not for the next
         # checkpoint's temporary file beside it.
         kib = (self.ckpt_bytes * 3 // 2) // 1024 + 8
@@ -175,7 +176,7 @@ class IoFailures(unittest.TestCase):
     # on a fresh line after the torn one.
     def test_metrics_on_a_full_disk(self):
         if not self.mount:
-            self.skipTest("needs root and unshare for a private tmpfs")
+            robutil.no_skip.skip_test_or_fail(self, "needs root and unshare for a private tmpfs")
         with Tmpfs(self.tmp, 8) as fs:
             run_dir = os.path.join(fs.path, "run")
             p = robutil.run(TAPEGPT, "train", *self.flags, "--max-steps", "200", "--ckpt-interval", "0",
@@ -186,7 +187,7 @@ class IoFailures(unittest.TestCase):
 
     def test_read_only_run_directory(self):
         if not self.mount:
-            self.skipTest("needs root and unshare for a read-only tmpfs")
+            robutil.no_skip.skip_test_or_fail(self, "needs root and unshare for a read-only tmpfs")
         with Tmpfs(self.tmp, 4096) as fs:
             run_dir = self.copy_run("run", fs.path)
             before = snapshot(run_dir)
@@ -219,7 +220,7 @@ class IoFailures(unittest.TestCase):
 
     def test_prepare_over_the_file_size_limit(self):
         if self.tsan:
-            self.skipTest("TSan's runtime cannot start under a small RLIMIT_FSIZE")
+            robutil.no_skip.skip_test_or_fail(self, "TSan's runtime cannot start under a small RLIMIT_FSIZE")
         for limit in (1024, 20000):
             with self.subTest(limit=limit):
                 out = os.path.join(self.tmp, f"data-fsize{limit}")
@@ -231,7 +232,7 @@ class IoFailures(unittest.TestCase):
 
     def test_prepare_into_a_read_only_directory(self):
         if not self.mount:
-            self.skipTest("needs root and unshare for a read-only tmpfs")
+            robutil.no_skip.skip_test_or_fail(self, "needs root and unshare for a read-only tmpfs")
         with Tmpfs(self.tmp, 1024) as fs:
             out = os.path.join(fs.path, "data")
             shutil.copytree(self.data, out)
@@ -246,7 +247,7 @@ class IoFailures(unittest.TestCase):
         # Room for the new train.bin beside the old files, not for val.bin
         # after it: each file is atomic, but is the directory as a whole?
         if not self.mount:
-            self.skipTest("needs root and unshare for a private tmpfs")
+            robutil.no_skip.skip_test_or_fail(self, "needs root and unshare for a private tmpfs")
         pages = lambda n: (n + 4095) // 4096 * 4  # tmpfs allocates whole 4 KiB pages  # noqa: E731
         old = {n: os.path.getsize(os.path.join(self.data, n)) for n in os.listdir(self.data)}
         chars, frac = 60000, 0.8

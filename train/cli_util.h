@@ -5,8 +5,8 @@
 #pragma once
 
 #include <cxxopts.hpp>
+#include <cstdio>
 #include <string>
-#include <vector>
 
 #include "autograd/errors.h"
 
@@ -56,19 +56,11 @@ inline bool parse_or_help(cxxopts::Options& options, int argc, char** argv,
   }
   if (!result->unmatched().empty())
     throw tg::UsageError("unexpected argument '" + result->unmatched().front() +
-                         "'; every input is given with a flag (see 'tapegpt " + cmd + " --help')");
+                         "'; inputs are given with flags (see 'tapegpt " + cmd + " --help')");
   const std::string bad = threads_error(get<int>(*result, "threads"));
   if (!bad.empty()) throw tg::UsageError(bad);
   set_threads(get<int>(*result, "threads"));
   return true;
-}
-
-// Throws a UsageError when both flags were given explicitly: they contradict
-// each other and silently preferring one would hide the mistake.
-inline void refuse_together(const cxxopts::ParseResult& r, const std::string& a,
-                            const std::string& b, const std::string& why) {
-  if (r.count(a) && r.count(b))
-    throw tg::UsageError("--" + a + " and --" + b + " contradict each other: " + why);
 }
 
 }  // namespace cli

@@ -266,7 +266,9 @@ def check_config(label, flags, dump_tool, report):
 
         print("   gradients (relative to each tensor's max |grad|; torch float32 alongside):")
         # float32's gradient noise per tensor: torch float32's largest error.
-        noise = {n: np.max(np.abs(p32[n].grad.double().numpy() - p64[n].grad.numpy())) for n in names}
+        # (At least one rounding of the largest gradient, so it is never 0.)
+        noise = {n: max(np.max(np.abs(p32[n].grad.double().numpy() - p64[n].grad.numpy())),
+                        2.0 ** -24 * np.max(np.abs(p64[n].grad.numpy())), 1e-30) for n in names}
         for name in names:
             ref = p64[name].grad.numpy()
             e, key_abs, ours_key = grad_err(our_grads[0][name], ref, key_row_slice(name, C))

@@ -109,34 +109,38 @@ Tensor layernorm(OpContext& ctx, const Tensor& x, const Tensor& weight, const Te
   return out;
 }
 
-Tensor gelu(OpContext& ctx, const Tensor& x) {
+Tensor gelu(OpContext& ctx, const Tensor& x, kernels::GeluKind kind) {
   const bool record = ctx.tape && x.needs_grad();
   Tensor out = new_output(ctx, x, x.shape[x.ndim - 1], record);
-  kernels::gelu_forward(out.data, x.data, x.numel());
+  kernels::gelu_forward(out.data, x.data, x.numel(), kind);
   if (record) {
     TapeEntry e;
     e.kind = OpKind::Gelu;
     e.out = out;
     e.in[0] = x;
     e.n[0] = x.numel();
+    e.n[1] = static_cast<int64_t>(kind);
     ctx.tape->record(e);
   }
   return out;
 }
 
-Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head) {
+Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head, float dropout_p,
+                 uint64_t seed) {
   TG_CHECK(qkv.ndim == 3 && qkv.size(2) % 3 == 0);
   const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3, NH = n_head;
   TG_CHECK(C % NH == 0);
   const bool record = ctx.tape && qkv.needs_grad();
+  // Dropout only while training (a tape), as the dropout op.
+  const float p = ctx.tape ? dropout_p : 0.0f;
   Tensor out = new_output(ctx, qkv, C, record);
   float* saved;
   if (ctx.naive_attention) {
     saved = ctx.arena->alloc(B * NH * T * T);  // probabilities
-    kernels::attention_forward(out.data, saved, qkv.data, B, T, C, NH);
+    kernels::attention_forward(out.data, saved, qkv.data, B, T, C, NH, p, seed);
   } else {
     saved = ctx.arena->alloc(B * NH * T);  // each row's log-sum-exp
-    kernels::attention_flash_forward(out.data, saved, qkv.data, B, T, C, NH);
+    kernels::attention_flash_forward(out.data, saved, qkv.data, B, T, C, NH, p, seed);
   }
   if (record) {
     TapeEntry e;
@@ -145,6 +149,8 @@ Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head) {
     e.in[0] = qkv;
     e.saved[0] = saved;
     e.n[0] = B; e.n[1] = T; e.n[2] = C; e.n[3] = NH;
+    e.p = p;
+    e.seed = seed;
     ctx.tape->record(e);
   }
   return out;

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "autograd/arena.h"
+#include "autograd/kernels/kernels.h"
 #include "autograd/tape.h"
 #include "autograd/tensor.h"
 
@@ -30,9 +31,11 @@ Tensor add(OpContext& ctx, const Tensor& a, const Tensor& b);
 // x[…, IC] · weight[OC, IC]ᵀ + bias[OC]; bias may be an undefined Tensor.
 Tensor linear(OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias);
 Tensor layernorm(OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias);
-Tensor gelu(OpContext& ctx, const Tensor& x);
-// qkv[B,T,3C] → [B,T,C]
-Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head);
+Tensor gelu(OpContext& ctx, const Tensor& x, kernels::GeluKind kind = kernels::GeluKind::Tanh);
+// qkv[B,T,3C] → [B,T,C]. With a tape and dropout_p > 0 the attention
+// probabilities are dropped (Note [Attention dropout]) with this seed.
+Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head, float dropout_p = 0.0f,
+                 uint64_t seed = 0);
 // Identity without a tape or when p == 0.
 Tensor dropout(OpContext& ctx, const Tensor& x, float p, uint64_t seed);
 // logits[N,V] (any leading shape) → [1], the mean of -log softmax(logits)[target].

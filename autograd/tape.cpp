@@ -36,19 +36,21 @@ void Tape::replay_backward(Arena& arena) {
                                     e.in[1].data, e.saved[0], e.saved[1], e.n[0], e.n[1]);
         break;
       case OpKind::Gelu:
-        if (x.grad) kernels::gelu_backward(x.grad, e.out.grad, x.data, e.n[0]);
+        if (x.grad)
+          kernels::gelu_backward(x.grad, e.out.grad, x.data, e.n[0],
+                                 static_cast<kernels::GeluKind>(e.n[1]));
         break;
       case OpKind::Attention:
         // Recomputes the probabilities blockwise from q, k and the saved
         // log-sum-exp; reads the forward output (never modified in place).
         kernels::attention_flash_backward(x.grad, e.out.grad, e.out.data, x.data, e.saved[0],
-                                          e.n[0], e.n[1], e.n[2], e.n[3]);
+                                          e.n[0], e.n[1], e.n[2], e.n[3], e.p, e.seed);
         break;
       case OpKind::AttentionNaive: {
         const int64_t B = e.n[0], T = e.n[1], C = e.n[2], NH = e.n[3];
         float* scratch = arena.alloc(B * NH * T * T);
         kernels::attention_backward(x.grad, scratch, e.out.grad, x.data, e.saved[0], B, T, C,
-                                    NH);
+                                    NH, e.p, e.seed);
         break;
       }
       case OpKind::Dropout:

@@ -29,6 +29,12 @@ nn::GPTConfig read_config(const Node& root) {
   const std::string pos = read_string_attr(g, "pos_encoding");
   if (!nn::parse_pos_encoding(pos, &c.pos_encoding))
     throw tg::DataError("/config pos_encoding is '" + pos + "', expected learned or sinusoidal");
+  // Checkpoints written before the attribute existed used the tanh GELU.
+  if (has_attr(g, "gelu")) {
+    const std::string gelu = read_string_attr(g, "gelu");
+    if (!nn::parse_gelu(gelu, &c.gelu))
+      throw tg::DataError("/config gelu is '" + gelu + "', expected tanh or erf");
+  }
   const std::string err = nn::config_error(c);
   if (!err.empty()) throw tg::DataError("/config is invalid: " + err);
   return c;

@@ -30,6 +30,14 @@ bool parse_pos_encoding(const std::string& name, PosEncoding* out) {
   return false;
 }
 
+const char* gelu_name(kernels::GeluKind g) { return g == kernels::GeluKind::Erf ? "erf" : "tanh"; }
+
+bool parse_gelu(const std::string& name, kernels::GeluKind* out) {
+  if (name == "tanh") { *out = kernels::GeluKind::Tanh; return true; }
+  if (name == "erf") { *out = kernels::GeluKind::Erf; return true; }
+  return false;
+}
+
 }  // namespace nn
 
 namespace nn {

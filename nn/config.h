@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "autograd/kernels/kernels.h"
+
 namespace nn {
 
 enum class PosEncoding { Learned, Sinusoidal };
@@ -18,6 +20,9 @@ struct GPTConfig {
   bool tied = true;          // lm_head shares transformer.wte.weight
   float dropout = 0.0f;
   PosEncoding pos_encoding = PosEncoding::Learned;
+  // GPT-2's tanh approximation by default; erf is PyTorch's nn.GELU(), the
+  // one nanoGPT's current model uses. Saved in the checkpoint's /config.
+  kernels::GeluKind gelu = kernels::GeluKind::Tanh;
 
   int64_t head_size() const { return n_embd / n_head; }
 };
@@ -29,6 +34,10 @@ std::string config_error(const GPTConfig& config);
 const char* pos_encoding_name(PosEncoding p);
 // Parses "learned" / "sinusoidal"; false on anything else.
 bool parse_pos_encoding(const std::string& name, PosEncoding* out);
+
+const char* gelu_name(kernels::GeluKind g);
+// Parses "tanh" / "erf"; false on anything else.
+bool parse_gelu(const std::string& name, kernels::GeluKind* out);
 
 }  // namespace nn
 

@@ -66,7 +66,7 @@ const float* Decoder::forward_position(int32_t token, int64_t pos) {
     // x = x + c_proj(gelu(c_fc(ln_2(x))))
     kernels::layernorm_forward(h, mean, rstd, x, b.ln_2_weight.data, b.ln_2_bias.data, 1, C);
     kernels::linear_forward(fc_.data(), h, b.c_fc_weight.data, b.c_fc_bias.data, 1, C, 4 * C);
-    kernels::gelu_forward(fc_.data(), fc_.data(), 4 * C);  // elementwise: in place is safe
+    kernels::gelu_forward(fc_.data(), fc_.data(), 4 * C, c.gelu);  // elementwise: in place is safe
     kernels::linear_forward(h, fc_.data(), b.mlp_proj_weight.data, b.mlp_proj_bias.data, 1,
                             4 * C, C);
     kernels::accumulate(x, h, C);

@@ -113,6 +113,9 @@ Tensor gpt_forward(OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B, 
   const float p = c.dropout;
   uint64_t site = dropout_seed;  // each dropout site draws its own seed
   auto next_seed = [&site]() { return tg::splitmix64(site); };
+  // Attention dropout seeds come from a stream of their own, so the residual
+  // and embedding sites keep the seeds they had before it existed.
+  uint64_t attn_site = dropout_seed ^ 0x617474656e74696fULL;  // "attentio"
 
   Tensor x = autograd::embedding(ctx, ids, B, T, m.wte, m.wpe);
   x = autograd::dropout(ctx, x, p, next_seed());
@@ -120,14 +123,14 @@ Tensor gpt_forward(OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B, 
     // x = x + attn(ln_1(x))
     Tensor h = autograd::layernorm(ctx, x, b.ln_1_weight, b.ln_1_bias);
     Tensor qkv = autograd::linear(ctx, h, b.c_attn_weight, b.c_attn_bias);
-    Tensor a = autograd::attention(ctx, qkv, c.n_head);
+    Tensor a = autograd::attention(ctx, qkv, c.n_head, p, tg::splitmix64(attn_site));
     a = autograd::linear(ctx, a, b.attn_proj_weight, b.attn_proj_bias);
     a = autograd::dropout(ctx, a, p, next_seed());
     x = autograd::add(ctx, x, a);
     // x = x + mlp(ln_2(x)), mlp = c_proj(gelu(c_fc(·)))
     h = autograd::layernorm(ctx, x, b.ln_2_weight, b.ln_2_bias);
     h = autograd::linear(ctx, h, b.c_fc_weight, b.c_fc_bias);
-    h = autograd::gelu(ctx, h);
+    h = autograd::gelu(ctx, h, c.gelu);
     h = autograd::linear(ctx, h, b.mlp_proj_weight, b.mlp_proj_bias);
     h = autograd::dropout(ctx, h, p, next_seed());
     x = autograd::add(ctx, x, h);

@@ -57,8 +57,9 @@ void gpt_init(GPT& model, uint64_t seed);
 int64_t training_arena_floats(const GPTConfig& config, int64_t B, bool naive_attention = false);
 
 // logits[B,T,V] for ids[B,T] (T ≤ block_size). With a tape in ctx every op is
-// recorded and dropout (if configured) uses dropout_seed; without one this is
-// plain inference.
+// recorded and dropout (if configured) acts where nanoGPT's does — after the
+// embeddings, on the attention probabilities, on both residual branches —
+// with seeds drawn from dropout_seed; without one this is plain inference.
 Tensor gpt_forward(autograd::OpContext& ctx, const GPT& model, const int32_t* ids, int64_t B,
                    int64_t T, uint64_t dropout_seed = 0);
 

@@ -28,13 +28,18 @@ int32_t TokenSampler::sample(const float* logits, const SamplingOptions& opt, tg
     std::partial_sort(order_.begin(), order_.begin() + keep, order_.end(), by_prob);
   }
   if (opt.top_p < 1.0f) {
-    // Smallest prefix whose mass reaches top_p (at least one token).
+    // Smallest prefix whose mass reaches top_p (at least one token), the
+    // mass measured after renormalising over what top-k kept (Hugging
+    // Face's and llama.cpp's order: top-k, renormalise, top-p).
+    double kept = 0.0;
+    for (int64_t i = 0; i < keep; ++i) kept += probs_[order_[i]];
+    const double target = static_cast<double>(opt.top_p) * kept;
     double mass = 0.0;
     int64_t n = 0;
     while (n < keep) {
       mass += probs_[order_[n]];
       ++n;
-      if (mass >= opt.top_p) break;
+      if (mass >= target) break;
     }
     keep = n;
   }

@@ -1,5 +1,8 @@
 // Choosing the next token from logits: temperature, top-k and top-p
-// (nucleus) filtering, then a draw from an explicit generator.
+// (nucleus) filtering, then a draw from an explicit generator. In order:
+// p = softmax(logits / temperature); keep the top_k most likely; renormalise;
+// keep the smallest prefix (by falling probability, ties by id) whose mass
+// reaches top_p; renormalise; draw. Temperature 0 is greedy (argmax).
 #pragma once
 
 #include <cstdint>

@@ -8,14 +8,38 @@ loads as is (init_from='resume'). The optimizer state is not converted.
     /usr/bin/python3 scripts/h5_to_nanogpt.py runs/x/ckpt.h5 out/ckpt.pt
 
 Needs torch, h5py and numpy (Debian: python3-torch python3-h5py python3-numpy).
+
+GELU: the model's variant (/config gelu, tanh when absent) is recorded as
+config['gelu'] in the output (nanoGPT's GPTConfig takes no such argument, so
+it is not in model_args), and read back by nanogpt_to_h5.py. nanoGPT's
+current model.py uses nn.GELU(), the erf form; a tanh model (the default,
+GPT-2's) needs nn.GELU(approximate='tanh') there, and this script says so.
+
+Any mistake ends as one line 'h5_to_nanogpt: error: ...' and exit code 2
+(usage) or 1 (data), never a traceback.
 """
 import argparse
+import os
 import re
 import sys
 
-import h5py
-import numpy as np
-import torch
+try:
+    import h5py
+    import numpy as np
+    import torch
+except ImportError as e:
+    sys.exit(f"h5_to_nanogpt: error: {e}; install python3-torch python3-h5py python3-numpy")
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line instead of usage + error
+        sys.stderr.write(f"h5_to_nanogpt: error: {message}; see --help\n")
+        sys.exit(2)
+
+
+def fail(message):
+    sys.stderr.write(f"h5_to_nanogpt: error: {message}\n")
+    sys.exit(1)
 
 
 def text(value):
@@ -41,23 +65,34 @@ def nanogpt_order(name):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("ckpt", help="tapegpt checkpoint (.h5)")
     parser.add_argument("out", help="nanoGPT checkpoint to write (.pt)")
     args = parser.parse_args()
+    try:
+        convert(args)
+    except (OSError, KeyError, ValueError, TypeError, RuntimeError) as e:
+        # A missing or damaged file, an unwritable output, a missing attribute.
+        detail = str(e).splitlines()[0] if str(e) else ""
+        fail(f"cannot convert {args.ckpt} to {args.out} ({type(e).__name__}: {detail})")
 
+
+def convert(args):
     with h5py.File(args.ckpt, "r") as f:
         if text(f.attrs.get("format", b"")) != "tapegpt":
-            sys.exit(f"h5_to_nanogpt: {args.ckpt} is not a tapegpt checkpoint (no format='tapegpt')")
+            fail(f"{args.ckpt} is not a tapegpt checkpoint (no format='tapegpt')")
         # Version 2 adds only per-dataset Fletcher32 checksums, which h5py
         # (HDF5) verifies as it reads.
         if int(f.attrs["format_version"]) not in (1, 2):
-            sys.exit(f"h5_to_nanogpt: {args.ckpt} has format_version {int(f.attrs['format_version'])}; "
-                     "this script reads versions 1 and 2")
+            fail(f"{args.ckpt} has format_version {int(f.attrs['format_version'])}; "
+                 "this script reads versions 1 and 2")
         cfg = f["config"].attrs
         if text(cfg["pos_encoding"]) != "learned":
-            sys.exit("h5_to_nanogpt: nanoGPT has only learned position embeddings; this model uses "
-                     f"{text(cfg['pos_encoding'])} positions and cannot be converted")
+            fail("nanoGPT has only learned position embeddings; this model uses "
+                 f"{text(cfg['pos_encoding'])} positions and cannot be converted")
+        gelu = text(cfg["gelu"]) if "gelu" in cfg else "tanh"
+        if gelu not in ("tanh", "erf"):
+            fail(f"/config gelu is '{gelu}', expected tanh or erf")
         tied = bool(int(cfg["tied"]))
         model_args = dict(
             n_layer=int(cfg["n_layer"]), n_head=int(cfg["n_head"]), n_embd=int(cfg["n_embd"]),
@@ -78,9 +113,21 @@ def main():
         if "flags" in f["train"]:
             for key, value in f["train/flags"].attrs.items():
                 flags[key] = text(value) if isinstance(value, (bytes, np.bytes_, str)) else value.item()
+        flags["gelu"] = gelu
         out = {"model": state, "model_args": model_args, "iter_num": int(train["step"]),
                "best_val_loss": float(train["best_val_loss"]), "config": flags}
-    torch.save(out, args.out)
+    # Atomic: a failed save leaves no half-written .pt (and an old one intact).
+    tmp = f"{args.out}.tmp-{os.getpid()}"
+    try:
+        torch.save(out, tmp)
+        os.replace(tmp, args.out)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    if gelu == "tanh":
+        print("h5_to_nanogpt: note: this model uses the tanh GELU (GPT-2's); nanoGPT's current "
+              "model.py uses nn.GELU() (erf): use nn.GELU(approximate='tanh') in its MLP to "
+              "reproduce this model's outputs", file=sys.stderr)
     print(f"h5_to_nanogpt: wrote {args.out} ({sum(t.numel() for k, t in state.items() if k != 'lm_head.weight' or not tied)} "
           "parameters)")
 

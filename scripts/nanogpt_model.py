@@ -2,7 +2,8 @@
 torch_parity.py checks tapegpt against and that bench_torch.py times.
 
 cfg keys: vocab_size, block_size, n_layer, n_head, n_embd, bias, tied,
-pos_encoding ("learned" or "sinusoidal"). Parameter names are nanoGPT's.
+pos_encoding ("learned" or "sinusoidal"), gelu ("tanh", the default, or
+"erf"). Parameter names are nanoGPT's.
 """
 import numpy as np
 import torch
@@ -60,9 +61,11 @@ class MLP(nn.Module):
         C = cfg["n_embd"]
         self.c_fc = nn.Linear(C, 4 * C, bias=cfg["bias"])
         self.c_proj = nn.Linear(4 * C, C, bias=cfg["bias"])
+        # erf: nn.GELU(), as nanoGPT's current model.py
+        self.gelu = nn.GELU() if cfg.get("gelu", "tanh") == "erf" else new_gelu
 
     def forward(self, x):
-        return self.c_proj(new_gelu(self.c_fc(x)))
+        return self.c_proj(self.gelu(self.c_fc(x)))
 
 
 class Block(nn.Module):

@@ -2,8 +2,9 @@
 """Converts a nanoGPT ckpt.pt (or a bare state_dict) into a tapegpt checkpoint.
 
 A checkpoint must carry its tokenizer, so pick where it comes from:
-  --tokenizer-from EXISTING.h5  copy /tokenizer from a tapegpt checkpoint or
-                                the tokenizer file tapegpt's prepare wrote
+  --tokenizer-from FILE         copy the tokenizer of a tapegpt checkpoint
+                                (.h5), or the tokenizer.json (or its
+                                directory) that tapegpt's prepare wrote
   --byte                        the 256-token byte tokenizer
   --meta-pkl META.pkl           nanoGPT's character-level meta.pkl (itos);
                                 pickle runs code: only use your own files
@@ -11,17 +12,32 @@ The result has the model, config, tokenizer, optimizer hyper-parameters (from
 the nanoGPT config when present) and train state at step 0; no optimizer
 moments, so training from it starts AdamW fresh.
 
+GELU: --gelu tanh|erf, else the 'gelu' entry h5_to_nanogpt.py records in the
+checkpoint's config, else erf: nanoGPT's current model.py uses nn.GELU()
+(erf); its older new_gelu was the tanh form (pass --gelu tanh for those).
+
+Any mistake ends as one line 'nanogpt_to_h5: error: ...' and exit code 2
+(usage) or 1 (data), never a traceback.
+
     /usr/bin/python3 scripts/nanogpt_to_h5.py out/ckpt.pt runs/x/ckpt.h5 --byte
 """
 import argparse
+import json
 import math
 import os
 import pickle
 import sys
 
-import h5py
-import numpy as np
-import torch
+try:
+    import h5py
+    import numpy as np
+    import torch
+except ImportError as e:
+    sys.exit(f"nanogpt_to_h5: error: {e}; install python3-torch python3-h5py python3-numpy")
+
+
+class DataError(Exception):
+    """A problem with an input file: one line, exit code 1."""
 
 
 
@@ -33,7 +49,13 @@ def checksummed(group, name, data):
     return group.create_dataset(name, data=data, chunks=True, fletcher32=True)
 
 def fail(message):
-    sys.exit(f"nanogpt_to_h5: {message}")
+    raise DataError(message)
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line instead of usage + error
+        sys.stderr.write(f"nanogpt_to_h5: error: {message}; see --help\n")
+        sys.exit(2)
 
 
 def fixed(value):
@@ -64,7 +86,13 @@ def expected_shapes(a):
 
 
 def load_state(path):
-    ckpt = torch.load(path, map_location="cpu")
+    try:
+        ckpt = torch.load(path, map_location="cpu")
+    except FileNotFoundError:
+        fail(f"{path}: no such file")
+    except Exception as e:  # torch raises many kinds for a file it cannot read
+        fail(f"{path} is not a PyTorch checkpoint torch.load can read ({type(e).__name__}: "
+             f"{str(e).splitlines()[0] if str(e) else ''})")
     state = ckpt.get("model", ckpt) if isinstance(ckpt, dict) else None
     if not isinstance(state, dict):
         fail(f"{path} holds neither a nanoGPT checkpoint nor a state_dict")
@@ -102,37 +130,96 @@ def model_args_of(ckpt, state):
     return args
 
 
+def tokenizer_from_json(path):
+    """A tokenizer.json written by tapegpt prepare (Note [tokenizer.json format])."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        if doc.get("format") != "tapegpt-tokenizer":
+            fail(f"{path} is not a tapegpt tokenizer.json (no format 'tapegpt-tokenizer')")
+        tokens = [bytes.fromhex(t) for t in doc["tokens"]]
+        merges = np.asarray(doc.get("merges", []), dtype=np.int32).reshape(-1, 2)
+        return str(doc["type"]), tokens, merges
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        fail(f"{path} is not a valid tokenizer.json ({type(e).__name__}: {e})")
+
+
+def tokenizer_from_h5(path):
+    try:
+        with h5py.File(path, "r") as f:
+            if "tokenizer" not in f:
+                fail(f"{path} has no /tokenizer group (not a tapegpt checkpoint?)")
+            g = f["tokenizer"]
+            kind = g.attrs["type"]
+            kind = kind.decode("utf-8") if isinstance(kind, (bytes, np.bytes_)) else str(kind)
+            data = bytes(np.asarray(g["token_bytes"], dtype=np.uint8))
+            offsets = np.asarray(g["token_offsets"], dtype=np.int64)
+            tokens = [data[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
+            merges = np.asarray(g["merges"], dtype=np.int32).reshape(-1, 2)
+        return kind, tokens, merges
+    except (KeyError, ValueError, TypeError) as e:
+        fail(f"{path}: its /tokenizer group is damaged ({type(e).__name__}: {e})")
+
+
 def tokenizer_of(opts):
     """(type, list of token bytes, merges [M, 2] int32)."""
     if opts.byte:
         return "byte", [bytes([i]) for i in range(256)], np.zeros((0, 2), np.int32)
     if opts.meta_pkl:
-        with open(opts.meta_pkl, "rb") as fh:
-            meta = pickle.load(fh)
-        itos = meta["itos"]
-        return "char", [itos[i].encode("utf-8") for i in range(len(itos))], np.zeros((0, 2), np.int32)
-    with h5py.File(opts.tokenizer_from, "r") as f:
-        if "tokenizer" not in f:
-            fail(f"{opts.tokenizer_from} has no /tokenizer group")
-        g = f["tokenizer"]
-        kind = g.attrs["type"]
-        kind = kind.decode("utf-8") if isinstance(kind, (bytes, np.bytes_)) else str(kind)
-        data = bytes(np.asarray(g["token_bytes"], dtype=np.uint8))
-        offsets = np.asarray(g["token_offsets"], dtype=np.int64)
-        tokens = [data[offsets[i]:offsets[i + 1]] for i in range(len(offsets) - 1)]
-        merges = np.asarray(g["merges"], dtype=np.int32).reshape(-1, 2)
-    return kind, tokens, merges
+        try:
+            with open(opts.meta_pkl, "rb") as fh:
+                meta = pickle.load(fh)
+            itos = meta["itos"]
+            return "char", [itos[i].encode("utf-8") for i in range(len(itos))], np.zeros((0, 2), np.int32)
+        except (pickle.UnpicklingError, EOFError, KeyError, TypeError, AttributeError, ValueError) as e:
+            fail(f"{opts.meta_pkl} is not nanoGPT's meta.pkl with an itos table ({type(e).__name__}: {e})")
+    path = opts.tokenizer_from
+    if os.path.isdir(path):
+        path = os.path.join(path, "tokenizer.json")
+    if not os.path.isfile(path):
+        fail(f"--tokenizer-from {opts.tokenizer_from}: no such file")
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    if head == b"\x89HDF\r\n\x1a\n":
+        return tokenizer_from_h5(path)
+    return tokenizer_from_json(path)
+
+
+def gelu_of(opts, ckpt):
+    """'tanh' or 'erf' (see the module docstring), and where it came from."""
+    if opts.gelu:
+        return opts.gelu
+    config = ckpt.get("config", {}) if isinstance(ckpt, dict) else {}
+    recorded = config.get("gelu") if isinstance(config, dict) else None
+    if recorded in ("tanh", "erf"):
+        return recorded
+    print("nanogpt_to_h5: note: the checkpoint does not record its GELU; assuming erf "
+          "(nanoGPT's nn.GELU()); pass --gelu tanh for a model trained with new_gelu",
+          file=sys.stderr)
+    return "erf"
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    try:
+        convert()
+    except (DataError, OSError) as e:  # OSError: unreadable input, unwritable output, bad HDF5
+        lines = str(e).splitlines()
+        sys.stderr.write(f"nanogpt_to_h5: error: {lines[0] if lines else type(e).__name__}\n")
+        sys.exit(1)
+
+
+def convert():
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("pt", help="nanoGPT ckpt.pt or a saved state_dict")
     parser.add_argument("out", help="tapegpt checkpoint to write (.h5)")
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--tokenizer-from", metavar="H5")
+    source.add_argument("--tokenizer-from", metavar="FILE",
+                        help="a tapegpt checkpoint (.h5), or prepare's tokenizer.json or its directory")
     source.add_argument("--byte", action="store_true")
     source.add_argument("--meta-pkl", metavar="PKL")
     parser.add_argument("--n-head", type=int, help="only for a bare state_dict without model_args")
+    parser.add_argument("--gelu", choices=["tanh", "erf"],
+                        help="the model's GELU (default: as recorded, else erf, nanoGPT's)")
     opts = parser.parse_args()
 
     ckpt, state = load_state(opts.pt)
@@ -140,6 +227,7 @@ def main():
         if not isinstance(ckpt, dict) or "model_args" not in ckpt:
             ckpt = {"model_args": {"n_head": opts.n_head}}
     args = model_args_of(ckpt, state)
+    gelu = gelu_of(opts, ckpt)
     if "transformer.wpe.weight" not in state:
         fail("the state_dict has no transformer.wpe.weight (tapegpt's sinusoidal models have none, "
              "but nanoGPT's always do)")
@@ -175,6 +263,7 @@ def main():
             c.attrs["tied"] = np.int64(bool(args["tied"]))
             c.attrs["dropout"] = np.float64(args["dropout"])
             c.attrs["pos_encoding"] = fixed("learned")
+            c.attrs["gelu"] = fixed(gelu)
             m = f.create_group("model")
             for name in shapes:
                 checksummed(m, name, np.ascontiguousarray(state[name], dtype="<f4"))

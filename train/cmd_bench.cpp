@@ -40,12 +40,10 @@ int cmd_bench(int argc, char** argv) {
       ("sample-tokens", "tokens to sample with the KV cache (0 = skip)", cxxopts::value<int64_t>()->default_value("64"))
       ("no-profile", "skip the per-kernel profile")
       ("naive-attention", "use the naive T×T attention kernel instead of the blockwise one")
-      ("json", "one JSON object instead of text")
-      ("threads", "worker threads (0 = all cores)", cxxopts::value<int>()->default_value("0"))
-      ("h,help", "show this help");
+      ("json", "one JSON object instead of text");
+  add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
-  set_threads(get<int>(r, "threads"));
   train::BenchOptions o;
   o.model = bench_shape(get<std::string>(r, "shape"), &o.batch_size);
   if (r.count("batch-size")) o.batch_size = get<int64_t>(r, "batch-size");
@@ -59,6 +57,12 @@ int cmd_bench(int argc, char** argv) {
     throw tg::UsageError("--steps and --batch-size must be at least 1, --warmup and --sample-tokens at least 0");
   const std::string err = nn::config_error(o.model);
   if (!err.empty()) throw tg::UsageError(err);
+  // The sampling model holds prompt + new tokens: the same limit on its context.
+  const int64_t max_sample = 65536 - o.prompt_tokens;
+  if (o.sample_tokens > max_sample)
+    throw tg::UsageError("--sample-tokens must be at most " + std::to_string(max_sample) +
+                         " (with the " + std::to_string(o.prompt_tokens) +
+                         "-token prompt the sampling context may not exceed 65536 tokens)");
 
   const train::BenchResult b = train::run_bench(o);
   const double flops_tok = nn::training_flops_per_token(o.model);

@@ -25,9 +25,8 @@ int cmd_eval(int argc, char** argv) {
       ("stride", "sliding windows advancing S tokens (S < block_size); default: non-overlapping windows",
        cxxopts::value<int64_t>()->default_value("0"))
       ("batch-size", "windows per forward pass", cxxopts::value<int64_t>()->default_value("8"))
-      ("json", "print one JSON object instead of text")
-      ("threads", "worker threads (0 = all cores)", cxxopts::value<int>()->default_value("0"))
-      ("h,help", "show this help");
+      ("json", "print one JSON object instead of text");
+  add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
   if (!r.count("ckpt")) throw tg::UsageError("--ckpt CKPT is required");
@@ -36,7 +35,6 @@ int cmd_eval(int argc, char** argv) {
   const int64_t stride = get<int64_t>(r, "stride");
   const int64_t batch = get<int64_t>(r, "batch-size");
   if (batch < 1 || batch > 4096) throw tg::UsageError("--batch-size must be between 1 and 4096");
-  set_threads(get<int>(r, "threads"));
 
   LoadedModel lm = load_model(get<std::string>(r, "ckpt"));
   const int64_t T = lm.model.config.block_size;

@@ -35,11 +35,12 @@ void print_header(const std::string& path, const checkpoints::Inspection& in) {
   std::printf("  format_version  %lld (%s)\n", static_cast<long long>(in.format_version),
               in.format_version >= 2 ? "Fletcher32 checksum on every dataset" : "no dataset checksums");
   std::printf("  config          vocab_size %lld, block_size %lld, n_layer %lld, n_head %lld, n_embd %lld,\n"
-              "                  bias %s, tied %s, dropout %g, pos_encoding %s\n",
+              "                  bias %s, tied %s, dropout %g, pos_encoding %s, gelu %s\n",
               static_cast<long long>(c.vocab_size), static_cast<long long>(c.block_size),
               static_cast<long long>(c.n_layer), static_cast<long long>(c.n_head),
               static_cast<long long>(c.n_embd), c.bias ? "yes" : "no", c.tied ? "yes" : "no",
-              static_cast<double>(c.dropout), nn::pos_encoding_name(c.pos_encoding));
+              static_cast<double>(c.dropout), nn::pos_encoding_name(c.pos_encoding),
+              nn::gelu_name(c.gelu));
   std::printf("  step            %lld\n", static_cast<long long>(m.train.step));
   std::printf("  tokens seen     %lld\n", static_cast<long long>(m.train.tokens_seen));
   if (std::isfinite(m.train.best_val_loss)) std::printf("  best val loss   %.6f\n", m.train.best_val_loss);
@@ -67,14 +68,12 @@ int cmd_inspect(int argc, char** argv) {
                         "read and checked against its checksum. Exits 1 if any dataset fails.\n"
                         "  tapegpt inspect CKPT");
   opts.add_options()
-      ("ckpt", "checkpoint to inspect (or the first argument)", cxxopts::value<std::string>())
-      ("h,help", "show this help");
+      ("ckpt", "checkpoint to inspect (or the first argument)", cxxopts::value<std::string>());
+  add_common_options(opts);
   opts.parse_positional({"ckpt"});
   opts.positional_help("CKPT");
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
-  if (!r.unmatched().empty())
-    throw tg::UsageError("unexpected argument '" + r.unmatched()[0] + "'; see 'tapegpt inspect --help'");
   if (!r.count("ckpt")) throw tg::UsageError("give the checkpoint to inspect: tapegpt inspect CKPT");
   const std::string path = get<std::string>(r, "ckpt");
   const checkpoints::Inspection in = checkpoints::inspect_checkpoint(path);

@@ -57,8 +57,8 @@ int cmd_params(int argc, char** argv) {
       ("block-size", "context length", cxxopts::value<int64_t>())
       ("no-bias", "no biases")
       ("untied", "separate lm_head")
-      ("pos-encoding", "learned | sinusoidal", cxxopts::value<std::string>())
-      ("h,help", "show this help");
+      ("pos-encoding", "learned | sinusoidal", cxxopts::value<std::string>());
+  add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
   if (r.count("ckpt") + r.count("preset") > 1) throw tg::UsageError("give only one of --ckpt and --preset");

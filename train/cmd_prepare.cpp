@@ -10,6 +10,7 @@
 
 #include "autograd/errors.h"
 #include "data/prepare.h"
+#include "train/cli_util.h"
 #include "train/commands.h"
 
 namespace cli {
@@ -25,22 +26,10 @@ int cmd_prepare(int argc, char** argv) {
        cxxopts::value<int64_t>()->default_value(std::to_string(data::kDefaultBpeVocabSize)))
       ("val-fraction", "last fraction of the text kept for validation, in [0, 1)",
        cxxopts::value<double>()->default_value("0.1"))
-      ("out", "output directory (created if missing)", cxxopts::value<std::string>())
-      ("h,help", "show this help");
+      ("out", "output directory (created if missing)", cxxopts::value<std::string>());
+  add_common_options(options);
   cxxopts::ParseResult args;
-  try {
-    args = options.parse(argc, argv);
-  } catch (const cxxopts::exceptions::exception& e) {
-    throw tg::UsageError(std::string(e.what()) + "; see tapegpt prepare --help");
-  }
-  if (args.count("help")) {
-    std::printf("%s", options.help().c_str());
-    return 0;
-  }
-  if (!args.unmatched().empty()) {
-    throw tg::UsageError("unexpected argument '" + args.unmatched().front() +
-                         "'; give input files with --input FILE (see tapegpt prepare --help)");
-  }
+  if (!parse_or_help(options, argc, argv, &args)) return 0;
   if (!args.count("input")) throw tg::UsageError("prepare needs --input FILE (see tapegpt prepare --help)");
   if (!args.count("tokenizer")) throw tg::UsageError("prepare needs --tokenizer char|byte|bpe|gpt2");
   if (!args.count("out")) throw tg::UsageError("prepare needs --out DIR");

@@ -15,7 +15,12 @@ int cmd_sample(int argc, char** argv) {
   cxxopts::Options opts("tapegpt sample",
                         "Generate text from a checkpoint, streamed to stdout token by token.\n"
                         "  tapegpt sample --ckpt CKPT [--prompt TEXT] [--max-new-tokens N] [--temperature T]\n"
-                        "                 [--top-k K] [--top-p P] [--seed S]");
+                        "                 [--top-k K] [--top-p P] [--seed S]\n"
+                        "Each token: softmax(logits / T), keep the K most likely, renormalise, keep the\n"
+                        "smallest set reaching probability P, renormalise, draw.\n"
+                        "Context: once prompt + output fill block_size tokens, the oldest half is dropped\n"
+                        "and the newest block_size/2 tokens are re-encoded from position 0 (a context\n"
+                        "shift, as llama.cpp's); the model never sees more than block_size tokens.");
   opts.add_options()
       ("ckpt", "checkpoint to sample from", cxxopts::value<std::string>())
       ("prompt", "text to continue (default: a newline, or GPT-2's <|endoftext|>)", cxxopts::value<std::string>())
@@ -23,9 +28,8 @@ int cmd_sample(int argc, char** argv) {
       ("temperature", "softmax temperature (0 = greedy)", cxxopts::value<double>()->default_value("1.0"))
       ("top-k", "keep only the K most likely tokens (0 = all)", cxxopts::value<int64_t>()->default_value("0"))
       ("top-p", "keep the smallest set of tokens with probability >= P", cxxopts::value<double>()->default_value("1.0"))
-      ("seed", "random seed", cxxopts::value<uint64_t>()->default_value("1337"))
-      ("threads", "worker threads (0 = all cores)", cxxopts::value<int>()->default_value("0"))
-      ("h,help", "show this help");
+      ("seed", "random seed", cxxopts::value<uint64_t>()->default_value("1337"));
+  add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
   if (!r.count("ckpt")) throw tg::UsageError("--ckpt CKPT is required");
@@ -38,7 +42,9 @@ int cmd_sample(int argc, char** argv) {
   if (so.top_k < 0) throw tg::UsageError("--top-k must be 0 (off) or more");
   if (!(so.top_p > 0.0f && so.top_p <= 1.0f)) throw tg::UsageError("--top-p must be in (0, 1]");
   if (max_new < 0) throw tg::UsageError("--max-new-tokens must be 0 or more");
-  set_threads(get<int>(r, "threads"));
+  if (so.temperature == 0.0f && (r.count("top-k") || r.count("top-p")))
+    throw tg::UsageError("--temperature 0 is greedy decoding (always the most likely token), so "
+                         "--top-k and --top-p would do nothing: drop them or give a temperature > 0");
 
   LoadedModel lm = load_model(get<std::string>(r, "ckpt"));
   std::vector<int32_t> prompt;

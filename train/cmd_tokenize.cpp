@@ -17,6 +17,7 @@
 #include "data/gpt2_vocab.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_json.h"
+#include "train/cli_util.h"
 #include "train/commands.h"
 
 namespace cli {
@@ -76,28 +77,15 @@ int cmd_tokenize(int argc, char** argv) {
       ("tokenizer", "a built-in tokenizer: gpt2 or byte", cxxopts::value<std::string>())
       ("decode", "read token ids (from TEXT or stdin) and print their text, byte for byte")
       ("text", "the text (or ids); stdin when absent, read exactly, trailing newline included",
-       cxxopts::value<std::vector<std::string>>())
-      ("h,help", "show this help");
+       cxxopts::value<std::string>());
+  add_common_options(options);
   options.parse_positional({"text"});
   options.positional_help("[TEXT]");
   cxxopts::ParseResult args;
-  try {
-    args = options.parse(argc, argv);
-  } catch (const cxxopts::exceptions::exception& e) {
-    throw tg::UsageError(std::string(e.what()) + "; see tapegpt tokenize --help");
-  }
-  if (args.count("help")) {
-    std::printf("%s", options.help().c_str());
-    return 0;
-  }
-  std::string text;
-  if (args.count("text")) {
-    const auto parts = args["text"].as<std::vector<std::string>>();
-    if (parts.size() != 1) throw tg::UsageError("tokenize takes one TEXT argument; quote text that contains spaces");
-    text = parts[0];
-  } else {
-    text = read_stdin();
-  }
+  // A second TEXT is a stray argument: parse_or_help refuses it (quote text
+  // that contains spaces).
+  if (!parse_or_help(options, argc, argv, &args)) return 0;
+  const std::string text = args.count("text") ? get<std::string>(args, "text") : read_stdin();
   const data::Tokenizer tok = tokenizer_from(args);
 
   if (args.count("decode")) {

@@ -53,15 +53,17 @@ void add_options(cxxopts::Options& opts) {
       ("resume", "continue the run saved in this checkpoint", cxxopts::value<std::string>())
       ("allow-data-change", "with --resume: accept token files that differ from the run's")
       ("overwrite", "write into a directory that holds another run: that run's checkpoints and "
-                    "metrics.jsonl are replaced once the new run logs its first step")
-      ("threads", "worker threads (0 = all cores)", cxxopts::value<int>()->default_value("0"))
-      ("h,help", "show this help");
+                    "metrics.jsonl are replaced once the new run logs its first step");
+  add_common_options(opts);
   opts.add_options("model")
       ("n-layer", "transformer blocks", cxxopts::value<int64_t>()->default_value(s(m.n_layer)))
       ("n-head", "attention heads per block", cxxopts::value<int64_t>()->default_value(s(m.n_head)))
       ("n-embd", "embedding width (a multiple of --n-head)", cxxopts::value<int64_t>()->default_value(s(m.n_embd)))
       ("block-size", "context length T", cxxopts::value<int64_t>()->default_value(s(m.block_size)))
-      ("dropout", "dropout probability while training", cxxopts::value<double>()->default_value("0"))
+      ("dropout", "dropout probability while training: embeddings, attention probabilities, residual branches (nanoGPT's)",
+       cxxopts::value<double>()->default_value("0"))
+      ("gelu", "tanh (GPT-2's) | erf (PyTorch's nn.GELU(), nanoGPT's current model)",
+       cxxopts::value<std::string>()->default_value("tanh"))
       ("no-bias", "no biases in linear layers and LayerNorms")
       ("untied", "separate lm_head instead of the token embedding")
       ("pos-encoding", "learned | sinusoidal", cxxopts::value<std::string>()->default_value("learned"));
@@ -70,7 +72,8 @@ void add_options(cxxopts::Options& opts) {
       ("grad-accum", "micro-batches per step K", cxxopts::value<int64_t>()->default_value(s(d.grad_accum)))
       ("lr", "peak learning rate", cxxopts::value<double>()->default_value(f(d.schedule.lr)))
       ("min-lr", "final learning rate (default lr/10)", cxxopts::value<double>())
-      ("warmup", "linear warmup steps", cxxopts::value<int64_t>()->default_value(s(d.schedule.warmup)))
+      ("warmup", "linear warmup steps, lr·(s+1)/(warmup+1) as nanoGPT (cut to a shorter --max-steps)",
+       cxxopts::value<int64_t>()->default_value(s(d.schedule.warmup)))
       ("lr-decay-steps", "step where the cosine reaches min-lr (default max-steps)", cxxopts::value<int64_t>())
       ("max-steps", "optimizer steps (0 = save the initial model and exit)", cxxopts::value<int64_t>()->default_value(s(d.max_steps)))
       ("weight-decay", "AdamW decoupled weight decay on 2-D weights", cxxopts::value<double>()->default_value("0.1"))
@@ -101,6 +104,9 @@ train::TrainOptions options_from_flags(const cxxopts::ParseResult& r) {
   const std::string pos = get<std::string>(r, "pos-encoding");
   if (!nn::parse_pos_encoding(pos, &o.model.pos_encoding))
     throw tg::UsageError("--pos-encoding must be 'learned' or 'sinusoidal' (got '" + pos + "')");
+  const std::string gelu = get<std::string>(r, "gelu");
+  if (!nn::parse_gelu(gelu, &o.model.gelu))
+    throw tg::UsageError("--gelu must be 'tanh' or 'erf' (got '" + gelu + "')");
   o.batch_size = get<int64_t>(r, "batch-size");
   o.grad_accum = get<int64_t>(r, "grad-accum");
   o.max_steps = get<int64_t>(r, "max-steps");
@@ -108,7 +114,16 @@ train::TrainOptions options_from_flags(const cxxopts::ParseResult& r) {
   o.schedule.min_lr = r.count("min-lr") ? get<double>(r, "min-lr") : o.schedule.lr / 10.0;
   o.schedule.warmup = get<int64_t>(r, "warmup");
   o.schedule.decay_steps = r.count("lr-decay-steps") ? get<int64_t>(r, "lr-decay-steps") : o.max_steps;
-  if (o.schedule.warmup > o.schedule.decay_steps) o.schedule.warmup = o.schedule.decay_steps;
+  if (o.schedule.warmup > o.schedule.decay_steps) {
+    // Two explicit flags that contradict each other are refused; otherwise
+    // the warmup yields to a short run (the decay then defaults to
+    // --max-steps, which may be below the warmup).
+    if (r.count("warmup") && r.count("lr-decay-steps"))
+      throw tg::UsageError("--warmup " + std::to_string(o.schedule.warmup) + " is longer than --lr-decay-steps " +
+                           std::to_string(o.schedule.decay_steps) +
+                           ", where the decay must already be over: lower --warmup or raise --lr-decay-steps");
+    o.schedule.warmup = o.schedule.decay_steps;
+  }
   o.adamw.weight_decay = static_cast<float>(get<double>(r, "weight-decay"));
   o.adamw.beta1 = static_cast<float>(get<double>(r, "beta1"));
   o.adamw.beta2 = static_cast<float>(get<double>(r, "beta2"));

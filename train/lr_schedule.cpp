@@ -6,7 +6,7 @@
 namespace train {
 
 double lr_at(const LrSchedule& s, int64_t step) {
-  if (step < s.warmup) return s.lr * static_cast<double>(step + 1) / static_cast<double>(s.warmup);
+  if (step < s.warmup) return s.lr * static_cast<double>(step + 1) / static_cast<double>(s.warmup + 1);
   if (s.min_lr == s.lr) return s.lr;
   if (step >= s.decay_steps) return s.min_lr;
   const double progress = static_cast<double>(step - s.warmup) /

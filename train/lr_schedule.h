@@ -13,8 +13,8 @@ struct LrSchedule {
   int64_t decay_steps = 0;  // the step at which min_lr is reached
 };
 
-// Learning rate for step s (0-based):
-//   s < warmup:            lr·(s+1)/warmup
+// Learning rate for step s (0-based), nanoGPT's get_lr(it = s):
+//   s < warmup:            lr·(s+1)/(warmup+1)
 //   warmup ≤ s < decay:    min_lr + ½(1 + cos(π·(s-warmup)/(decay-warmup)))·(lr - min_lr)
 //   s ≥ decay:             min_lr
 double lr_at(const LrSchedule& schedule, int64_t step);

@@ -3,7 +3,9 @@
 #include <cblas.h>
 
 #include <cmath>
+#include <vector>
 
+#include "autograd/kernels/dropout_mask.h"
 #include "autograd/kernels/kernels.h"
 
 namespace kernels {
@@ -28,10 +30,20 @@ void causal_softmax_rows(float* s, int64_t T) {
   }
 }
 
+// dst[T,T] = src ⊙ M / (1 - p), M the mask of Note [Attention dropout] for
+// the (b, h) pair bh.
+void drop_probabilities(float* dst, const float* src, int64_t bh, int64_t T, float p,
+                        uint64_t seed) {
+  const uint64_t threshold = dropout_threshold(p);
+  const float keep_scale = 1.0f / (1.0f - p);
+  for (int64_t i = 0; i < T * T; ++i)
+    dst[i] = dropout_keep(seed, bh * T * T + i, threshold) ? src[i] * keep_scale : 0.0f;
+}
+
 }  // namespace
 
 void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t T,
-                       int64_t C, int64_t NH) {
+                       int64_t C, int64_t NH, float dropout_p, uint64_t seed) {
   const int64_t HS = C / NH, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
   // One (b, h) pair per task; OpenBLAS runs single-threaded inside the
@@ -47,15 +59,24 @@ void attention_forward(float* out, float* att, const float* qkv, int64_t B, int6
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, HS, scale, q, C3, k, C3, 0.0f,
                 s, T);
     causal_softmax_rows(s, T);
-    // out[b, :, h·HS…] = s·v
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, HS, T, 1.0f, s, T, v, C3, 0.0f,
+    // With dropout, v is weighted by a dropped copy (the naive kernel is the
+    // oracle and benchmark baseline: a heap buffer here is fine).
+    std::vector<float> dropped(dropout_p > 0.0f ? static_cast<size_t>(T * T) : 0);
+    if (dropout_p > 0.0f) drop_probabilities(dropped.data(), s, bh, T, dropout_p, seed);
+    const float* w = dropout_p > 0.0f ? dropped.data() : s;
+    // out[b, :, h·HS…] = w·v
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, HS, T, 1.0f, w, T, v, C3, 0.0f,
                 out + b * T * C + h * HS, C);
   }
 }
 
 void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv,
-                        const float* att, int64_t B, int64_t T, int64_t C, int64_t NH) {
+                        const float* att, int64_t B, int64_t T, int64_t C, int64_t NH,
+                        float dropout_p, uint64_t seed) {
   const int64_t HS = C / NH, C3 = 3 * C;
+  const bool drop = dropout_p > 0.0f;
+  const uint64_t threshold = dropout_threshold(dropout_p);
+  const float keep_scale = drop ? 1.0f / (1.0f - dropout_p) : 1.0f;
   const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
 #pragma omp parallel for schedule(static) if (B * NH > 1)
   for (int64_t bh = 0; bh < B * NH; ++bh) {
@@ -69,11 +90,18 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
     const float* a = att + bh * T * T;
     const float* d = dout + b * T * C + h * HS;
     float* ds = scratch + bh * T * T;
-    // datt = dout·vᵀ;  dv += attᵀ·dout
+    // datt = dout·vᵀ;  dv += attᵀ·dout (att as dropped in the forward)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, HS, 1.0f, d, C, v, C3, 0.0f, ds,
                 T);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, HS, T, 1.0f, a, T, d, C, 1.0f, dv,
-                C3);
+    std::vector<float> dropped(drop ? static_cast<size_t>(T * T) : 0);
+    if (drop) {
+      drop_probabilities(dropped.data(), a, bh, T, dropout_p, seed);
+      // datt of the undropped probabilities: through the mask and scale.
+      for (int64_t i = 0; i < T * T; ++i)
+        ds[i] = dropout_keep(seed, bh * T * T + i, threshold) ? ds[i] * keep_scale : 0.0f;
+    }
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, HS, T, 1.0f, drop ? dropped.data() : a,
+                T, d, C, 1.0f, dv, C3);
     // Softmax backward per row: ds = att ⊙ (datt - Σ_j att·datt). Masked
     // entries have att = 0 and so get ds = 0: no gradient flows to the future.
     for (int64_t t = 0; t < T; ++t) {

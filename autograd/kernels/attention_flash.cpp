@@ -8,6 +8,8 @@
 #include <cstring>
 #include <limits>
 
+#include "autograd/kernels/dropout_mask.h"
+
 namespace kernels {
 
 namespace {
@@ -115,11 +117,14 @@ inline int64_t visible(int64_t t, int64_t j0, int64_t nk) {
 }  // namespace
 
 void attention_flash_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T,
-                             int64_t C, int64_t NH) {
+                             int64_t C, int64_t NH, float dropout_p, uint64_t seed) {
   const int64_t HS = C / NH, C3 = 3 * C;
   const int64_t nqb = (T + kBlock - 1) / kBlock;
   const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
   const float neg_inf = -std::numeric_limits<float>::infinity();
+  const bool drop = dropout_p > 0.0f;
+  const uint64_t threshold = dropout_threshold(dropout_p);
+  const float keep_scale = drop ? 1.0f / (1.0f - dropout_p) : 1.0f;
   // One task per (b, h, query block): each writes only its own rows of out
   // and lse, so tasks are independent and any schedule gives the same bits.
   // Query block qb costs qb+1 key blocks; handing out the costly ones first
@@ -160,13 +165,19 @@ void attention_flash_forward(float* out, float* lse, const float* qkv, int64_t B
         for (int64_t j = nv; j < nk; ++j) srow[j] = 0.0f;  // masked: exactly 0
         m[i] = mx;
         l[i] = l[i] * corr + row_sum(srow, nv);
+        // Dropout acts on what multiplies v, after the (undropped) row sum.
+        if (drop) {
+          const int64_t base = (bh * T + t0 + i) * T + j0;
+          for (int64_t j = 0; j < nv; ++j)
+            if (!dropout_keep(seed, base + j, threshold)) srow[j] = 0.0f;
+        }
         if (corr != 1.0f)
           for (int64_t c = 0; c < HS; ++c) o[i * C + c] *= corr;
       }
       block_mac(o, C, s, kBlock, 1, v, C3, mq, HS, nk);  // O += p·v
     }
     for (int64_t i = 0; i < mq; ++i) {
-      const float inv = 1.0f / l[i];
+      const float inv = keep_scale / l[i];
       for (int64_t c = 0; c < HS; ++c) o[i * C + c] *= inv;
       row_lse[i] = m[i] + std::log(l[i]);
     }
@@ -175,10 +186,13 @@ void attention_flash_forward(float* out, float* lse, const float* qkv, int64_t B
 
 void attention_flash_backward(float* dqkv, const float* dout, const float* out,
                               const float* qkv, const float* lse, int64_t B, int64_t T,
-                              int64_t C, int64_t NH) {
+                              int64_t C, int64_t NH, float dropout_p, uint64_t seed) {
   if (!dqkv) return;
   const int64_t HS = C / NH, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
+  const bool drop = dropout_p > 0.0f;
+  const uint64_t threshold = dropout_threshold(dropout_p);
+  const float keep_scale = drop ? 1.0f / (1.0f - dropout_p) : 1.0f;
   // One task per (b, h): every dq, dk, dv element of that head belongs to it,
   // so no two threads write the same element and each element's sum runs
   // over blocks in the loop order below, whatever the thread count.
@@ -217,9 +231,21 @@ void attention_flash_backward(float* dqkv, const float* dout, const float* out,
           const float L = row_lse[i], Di = D[i];
           // dS·scale = P ⊙ (dP - D)·scale, stored over dp; masked entries
           // get P = dS = 0, so no gradient reaches a later position.
-          for (int64_t j = 0; j < nv; ++j) {
-            prow[j] = exp_nonpositive(prow[j] * scale - L);
-            dprow[j] = prow[j] * (dprow[j] - Di) * scale;
+          if (!drop) {
+            for (int64_t j = 0; j < nv; ++j) {
+              prow[j] = exp_nonpositive(prow[j] * scale - L);
+              dprow[j] = prow[j] * (dprow[j] - Di) * scale;
+            }
+          } else {
+            // Note [Attention dropout]: dS = P⊙(dP⊙M·k - D), and p becomes
+            // P⊙M·k, what multiplied v, for dv.
+            const int64_t base = (bh * T + t0 + i) * T + j0;
+            for (int64_t j = 0; j < nv; ++j) {
+              const float P = exp_nonpositive(prow[j] * scale - L);
+              const bool keep = dropout_keep(seed, base + j, threshold);
+              dprow[j] = P * ((keep ? dprow[j] * keep_scale : 0.0f) - Di) * scale;
+              prow[j] = keep ? P * keep_scale : 0.0f;
+            }
           }
           for (int64_t j = nv; j < nk; ++j) prow[j] = dprow[j] = 0.0f;
         }

@@ -21,18 +21,32 @@ namespace kernels {
 // hold 1.6 GB (att + scratch) against 0.4 MB of lse here.
 // Results are bit-identical for any thread count: a task's sums run over
 // blocks in a fixed order and no two tasks write the same element.
+//
+// Note [Attention dropout]
+// As nanoGPT's attn_dropout: with probability p each normalised probability
+// P[t,j] is zeroed and the rest are scaled by 1/(1-p) before the product
+// with v. The mask is dropout_keep(seed, ((b·NH + h)·T + t)·T + j), a pure
+// function of the position (dropout_mask.h), so the forward, the backward
+// and the naive kernel all see the same mask whatever the blocking or the
+// thread count, and nothing is stored. The log-sum-exp stays that of the
+// undropped row. Backward: with M the mask and k = 1/(1-p),
+//   dv += (P⊙M·k)ᵀ·dout,  dS = P ⊙ (dP⊙M·k - D),  D_t = Σ_i dout[t,i]·out[t,i]
+// (out is the dropped output, so D is still Σ_j P·(dP⊙M·k)). p = 0 is exactly
+// the kernel without dropout.
 
 // out[B,T,C] as attention_forward; lse[B,NH,T] saved for the backward.
+// dropout_p, seed: Note [Attention dropout] (0: none).
 void attention_flash_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T,
-                             int64_t C, int64_t NH);
+                             int64_t C, int64_t NH, float dropout_p = 0.0f, uint64_t seed = 0);
 
 // With P = exp(s - lse), dP = dout·vᵀ and D_t = Σ_i dout[t,i]·out[t,i]
 // (= Σ_j P[t,j]·dP[t,j], the softmax's row dot product):
 //   dS = P ⊙ (dP - D),  dq += dS·k·scale,  dk += dSᵀ·q·scale,  dv += Pᵀ·dout.
 // out and lse are exactly what attention_flash_forward wrote. dqkv[B,T,3C] is
 // added to (the caller zeroed it); null skips the work.
+// dropout_p and seed must be the forward's.
 void attention_flash_backward(float* dqkv, const float* dout, const float* out,
                               const float* qkv, const float* lse, int64_t B, int64_t T,
-                              int64_t C, int64_t NH);
+                              int64_t C, int64_t NH, float dropout_p = 0.0f, uint64_t seed = 0);
 
 }  // namespace kernels

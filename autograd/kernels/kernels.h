@@ -57,24 +57,31 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
                         const float* inp, const float* weight, const float* mean,
                         const float* rstd, int64_t N, int64_t C);
 
-// ---- GELU, tanh approximation ----------------------------------------------
-// gelu(x) = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
-void gelu_forward(float* out, const float* inp, int64_t n);
-void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n);
+// ---- GELU --------------------------------------------------------------------
+// Tanh (GPT-2's, the default): gelu(x) = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+// Erf (PyTorch's nn.GELU(), nanoGPT's current model): gelu(x) = 0.5·x·(1 + erf(x/√2))
+// Both within a few float32 ulps of the double formula (Note [GELU precision]).
+enum class GeluKind : uint8_t { Tanh, Erf };
+void gelu_forward(float* out, const float* inp, int64_t n, GeluKind kind = GeluKind::Tanh);
+void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n,
+                   GeluKind kind = GeluKind::Tanh);
 
 // ---- causal multi-head self-attention --------------------------------------
 // qkv[B,T,3C] holds q, k, v side by side; head h owns channels h·HS…(h+1)·HS-1
 // of each. For every (b, h): scores = q·kᵀ/√HS with future positions set to
 // -∞ before a row-wise softmax, so att[b,h,t,:] sums to 1 and is exactly 0
 // above the diagonal; out[b,t,h·HS…] = att·v.
-// att[B,NH,T,T] keeps the probabilities for backward.
+// att[B,NH,T,T] keeps the probabilities for backward (before dropout).
+// dropout_p > 0 drops probabilities as Note [Attention dropout] in
+// attention_flash.h (the same mask as the blockwise kernel).
 void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t T,
-                       int64_t C, int64_t NH);
+                       int64_t C, int64_t NH, float dropout_p = 0.0f, uint64_t seed = 0);
 // Softmax backward: dscores = att ⊙ (datt - Σ_j att·datt), then
 // dq += dscores·k/√HS, dk += dscoresᵀ·q/√HS, dv += attᵀ·dout.
 // scratch holds B*NH*T*T floats.
 void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv,
-                        const float* att, int64_t B, int64_t T, int64_t C, int64_t NH);
+                        const float* att, int64_t B, int64_t T, int64_t C, int64_t NH,
+                        float dropout_p = 0.0f, uint64_t seed = 0);
 
 // One new query per head against a KV cache (inference only): q[C],
 // k_cache/v_cache[Tc, C] rows 0…Tc-1 valid (the new token's k, v included),

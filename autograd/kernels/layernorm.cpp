@@ -14,16 +14,18 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
     const float* x = inp + n * C;
     float* o = out + n * C;
     // Two passes (mean, then centred variance): stabler than E[x²] - E[x]².
-    float m = 0.0f;
-    for (int64_t c = 0; c < C; ++c) m += x[c];
-    m /= static_cast<float>(C);
-    float var = 0.0f;
+    // Sums in double: a float running sum over C terms is off by up to C·u,
+    // and an exact mean and rstd cost nothing next to the matmuls.
+    double sum = 0.0;
+    for (int64_t c = 0; c < C; ++c) sum += x[c];
+    const float m = static_cast<float>(sum / static_cast<double>(C));
+    double var = 0.0;
     for (int64_t c = 0; c < C; ++c) {
-      const float d = x[c] - m;
+      const double d = static_cast<double>(x[c]) - m;
       var += d * d;
     }
-    var /= static_cast<float>(C);
-    const float s = 1.0f / std::sqrt(var + kLayerNormEps);
+    var /= static_cast<double>(C);
+    const float s = static_cast<float>(1.0 / std::sqrt(var + static_cast<double>(kLayerNormEps)));
     for (int64_t c = 0; c < C; ++c) {
       const float y = (x[c] - m) * s * weight[c];
       o[c] = bias ? y + bias[c] : y;
@@ -43,14 +45,15 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
       const float* d = dout + n * C;
       float* dx = dinp + n * C;
       const float m = mean[n], s = rstd[n];
-      float g_mean = 0.0f, gx_mean = 0.0f;  // mean_c(g), mean_c(g·x̂) with g = dout·w
+      // mean_c(g), mean_c(g·x̂) with g = dout·w, summed in double as the forward
+      double g_sum = 0.0, gx_sum = 0.0;
       for (int64_t c = 0; c < C; ++c) {
         const float g = d[c] * weight[c];
-        g_mean += g;
-        gx_mean += g * (x[c] - m) * s;
+        g_sum += g;
+        gx_sum += g * ((x[c] - m) * s);
       }
-      g_mean /= static_cast<float>(C);
-      gx_mean /= static_cast<float>(C);
+      const float g_mean = static_cast<float>(g_sum / static_cast<double>(C));
+      const float gx_mean = static_cast<float>(gx_sum / static_cast<double>(C));
       for (int64_t c = 0; c < C; ++c) {
         const float xhat = (x[c] - m) * s;
         dx[c] += s * (d[c] * weight[c] - g_mean - xhat * gx_mean);
@@ -66,14 +69,14 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
 #pragma omp parallel for schedule(static) if (N * C > 16384)
     for (int64_t blk = 0; blk < n_blocks; ++blk) {
       const int64_t c0 = blk * kBlock, c1 = std::min(C, c0 + kBlock);
-      float acc[kBlock] = {};
+      double acc[kBlock] = {};  // double, as sum_rows_accumulate
       for (int64_t n = 0; n < N; ++n) {
         const float* x = inp + n * C;
         const float* d = dout + n * C;
         const float m = mean[n], s = rstd[n];
-        for (int64_t c = c0; c < c1; ++c) acc[c - c0] += d[c] * (x[c] - m) * s;
+        for (int64_t c = c0; c < c1; ++c) acc[c - c0] += d[c] * ((x[c] - m) * s);
       }
-      for (int64_t c = c0; c < c1; ++c) dweight[c] += acc[c - c0];
+      for (int64_t c = c0; c < c1; ++c) dweight[c] = static_cast<float>(dweight[c] + acc[c - c0]);
     }
   }
 }

@@ -5,6 +5,8 @@
 #include <limits>
 #include <vector>
 
+#include "autograd/kernels/dropout_mask.h"
+
 namespace kernels::reference {
 
 void linear_forward(double* out, const double* inp, const double* weight, const double* bias,
@@ -89,26 +91,68 @@ void layernorm_backward(double* dinp, double* dweight, double* dbias, const doub
   }
 }
 
-void gelu_forward(double* out, const double* inp, int64_t n) {
+void gelu_forward(double* out, const double* inp, int64_t n, GeluKind kind) {
   const double k = std::sqrt(2.0 / M_PI);
   for (int64_t i = 0; i < n; ++i) {
     const double x = inp[i];
-    out[i] = 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+    // 0.5·x·(1 + tanh u) written as x·σ(2u) and 0.5·x·(1 + erf) as
+    // 0.5·x·erfc(-x/√2): the same functions, without the cancellation in
+    // 1 + tanh and 1 + erf that loses even double's digits for x ≲ -6.
+    out[i] = kind == GeluKind::Erf ? 0.5 * x * std::erfc(-x / std::sqrt(2.0))
+                                   : x / (1.0 + std::exp(-2.0 * k * (x + 0.044715 * x * x * x)));
   }
 }
 
-void gelu_backward(double* dinp, const double* dout, const double* inp, int64_t n) {
+void gelu_backward(double* dinp, const double* dout, const double* inp, int64_t n, GeluKind kind) {
   const double k = std::sqrt(2.0 / M_PI);
   for (int64_t i = 0; i < n; ++i) {
     const double x = inp[i];
-    const double th = std::tanh(k * (x + 0.044715 * x * x * x));
+    if (kind == GeluKind::Erf) {
+      // Φ(x) + x·φ(x)
+      const double cdf = 0.5 * std::erfc(-x / std::sqrt(2.0));
+      const double pdf = std::exp(-0.5 * x * x) / std::sqrt(2.0 * M_PI);
+      dinp[i] += dout[i] * (cdf + x * pdf);
+      continue;
+    }
+    // d/dx [x·σ(2u)] = σ + x·2u'·σ·(1 - σ); σ(2u) = ½(1 + tanh u).
+    const double s = 1.0 / (1.0 + std::exp(-2.0 * k * (x + 0.044715 * x * x * x)));
     const double du = k * (1.0 + 3.0 * 0.044715 * x * x);
-    dinp[i] += dout[i] * (0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * du);
+    dinp[i] += dout[i] * (s + 2.0 * x * du * s * (1.0 - s));
   }
+}
+
+void softmax_forward(double* probs, const double* logits, double temperature, int64_t N,
+                     int64_t V) {
+  for (int64_t n = 0; n < N; ++n) {
+    const double* x = logits + n * V;
+    double mx = x[0], sum = 0.0;
+    for (int64_t j = 1; j < V; ++j) mx = x[j] > mx ? x[j] : mx;
+    for (int64_t j = 0; j < V; ++j) sum += std::exp((x[j] - mx) / temperature);
+    for (int64_t j = 0; j < V; ++j) probs[n * V + j] = std::exp((x[j] - mx) / temperature) / sum;
+  }
+}
+
+void dropout_forward(double* out, const double* inp, double p, uint64_t seed, int64_t n) {
+  const uint64_t threshold = dropout_threshold(static_cast<float>(p));
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = dropout_keep(seed, i, threshold) ? inp[i] / (1.0 - p) : 0.0;
+}
+
+void dropout_backward(double* dinp, const double* dout, double p, uint64_t seed, int64_t n) {
+  const uint64_t threshold = dropout_threshold(static_cast<float>(p));
+  for (int64_t i = 0; i < n; ++i)
+    if (dropout_keep(seed, i, threshold)) dinp[i] += dout[i] / (1.0 - p);
+}
+
+// M/(1-p) at (pair bh, row t, column j) (Note [Attention dropout]); 1 when p = 0.
+double drop_factor(int64_t bh, int64_t t, int64_t j, int64_t T, double p, uint64_t seed) {
+  if (p <= 0.0) return 1.0;
+  const bool keep = dropout_keep(seed, (bh * T + t) * T + j, dropout_threshold(static_cast<float>(p)));
+  return keep ? 1.0 / (1.0 - p) : 0.0;
 }
 
 void attention_forward(double* out, double* att, const double* qkv, int64_t B, int64_t T,
-                       int64_t C, int64_t NH) {
+                       int64_t C, int64_t NH, double dropout_p, uint64_t seed) {
   const int64_t HS = C / NH;
   const double scale = 1.0 / std::sqrt(static_cast<double>(HS));
   const double neg_inf = -std::numeric_limits<double>::infinity();
@@ -140,14 +184,17 @@ void attention_forward(double* out, double* att, const double* qkv, int64_t B, i
         double* o = out + (b * T + t) * C + h * HS;
         for (int64_t i = 0; i < HS; ++i) {
           double acc = 0.0;
-          for (int64_t j = 0; j < T; ++j) acc += a[j] * qkv[(b * T + j) * 3 * C + 2 * C + h * HS + i];
+          for (int64_t j = 0; j < T; ++j)
+            acc += a[j] * drop_factor(b * NH + h, t, j, T, dropout_p, seed) *
+                   qkv[(b * T + j) * 3 * C + 2 * C + h * HS + i];
           o[i] = acc;
         }
       }
 }
 
 void attention_backward(double* dqkv, const double* dout, const double* qkv, const double* att,
-                        int64_t B, int64_t T, int64_t C, int64_t NH) {
+                        int64_t B, int64_t T, int64_t C, int64_t NH, double dropout_p,
+                        uint64_t seed) {
   const int64_t HS = C / NH;
   const double scale = 1.0 / std::sqrt(static_cast<double>(HS));
   std::vector<double> datt(T), dscore(T);
@@ -157,12 +204,16 @@ void attention_backward(double* dqkv, const double* dout, const double* qkv, con
         const double* a = att + ((b * NH + h) * T + t) * T;
         const double* d = dout + (b * T + t) * C + h * HS;
         auto qkv_at = [&](int64_t row, int64_t part) { return (b * T + row) * 3 * C + part * C + h * HS; };
+        // out = Σ_j drop(att)[j]·v_j: dv_j += drop(att)[j]·dout, and the
+        // gradient of att[j] is (dout·v_j)·drop'(j), drop' = M/(1-p).
         for (int64_t j = 0; j < T; ++j) {
           datt[j] = 0.0;
+          const double f = drop_factor(b * NH + h, t, j, T, dropout_p, seed);
           for (int64_t i = 0; i < HS; ++i) {
             datt[j] += d[i] * qkv[qkv_at(j, 2) + i];
-            dqkv[qkv_at(j, 2) + i] += a[j] * d[i];
+            dqkv[qkv_at(j, 2) + i] += a[j] * f * d[i];
           }
+          datt[j] *= f;
         }
         double dot = 0.0;
         for (int64_t j = 0; j < T; ++j) dot += a[j] * datt[j];

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 
+#include "autograd/kernels/kernels.h"
+
 namespace kernels::reference {
 
 void linear_forward(double* out, const double* inp, const double* weight, const double* bias,
@@ -25,13 +27,25 @@ void layernorm_backward(double* dinp, double* dweight, double* dbias, const doub
                         const double* inp, const double* weight, const double* mean,
                         const double* rstd, int64_t N, int64_t C);
 
-void gelu_forward(double* out, const double* inp, int64_t n);
-void gelu_backward(double* dinp, const double* dout, const double* inp, int64_t n);
+// std::tanh / std::erf in double: the formulas as written.
+void gelu_forward(double* out, const double* inp, int64_t n, GeluKind kind = GeluKind::Tanh);
+void gelu_backward(double* dinp, const double* dout, const double* inp, int64_t n,
+                   GeluKind kind = GeluKind::Tanh);
 
+// att keeps the undropped probabilities; dropout as Note [Attention dropout].
 void attention_forward(double* out, double* att, const double* qkv, int64_t B, int64_t T,
-                       int64_t C, int64_t NH);
+                       int64_t C, int64_t NH, double dropout_p = 0.0, uint64_t seed = 0);
 void attention_backward(double* dqkv, const double* dout, const double* qkv, const double* att,
-                        int64_t B, int64_t T, int64_t C, int64_t NH);
+                        int64_t B, int64_t T, int64_t C, int64_t NH, double dropout_p = 0.0,
+                        uint64_t seed = 0);
+
+// Row-wise softmax(logits / temperature).
+void softmax_forward(double* probs, const double* logits, double temperature, int64_t N,
+                     int64_t V);
+
+// Inverted dropout with the kernels' mask (dropout_mask.h): out = inp/(1-p) or 0.
+void dropout_forward(double* out, const double* inp, double p, uint64_t seed, int64_t n);
+void dropout_backward(double* dinp, const double* dout, double p, uint64_t seed, int64_t n);
 
 void crossentropy_forward(double* losses, double* probs, const double* logits,
                           const int32_t* targets, int64_t N, int64_t V);

@@ -132,6 +132,9 @@ TEST_CASE("gelu op gradients", "[gradcheck][ops]") {
   tg::Rng rng(35);
   Leaf x = make_leaf({50}, rng, 2.0);
   check_op({&x}, [](OpContext& ctx, std::vector<Tensor>& v) { return autograd::gelu(ctx, v[0]); }, rng);
+  check_op({&x}, [](OpContext& ctx, std::vector<Tensor>& v) {
+    return autograd::gelu(ctx, v[0], kernels::GeluKind::Erf);
+  }, rng);
 }
 
 TEST_CASE("attention op gradients, blockwise and naive kernels", "[gradcheck][ops]") {
@@ -141,6 +144,17 @@ TEST_CASE("attention op gradients, blockwise and naive kernels", "[gradcheck][op
     check_op({&qkv}, [naive](OpContext& ctx, std::vector<Tensor>& v) {
       ctx.naive_attention = naive;
       return autograd::attention(ctx, v[0], 2);
+    }, rng);
+  }
+}
+
+TEST_CASE("attention op gradients with attention dropout, blockwise and naive", "[gradcheck][ops]") {
+  tg::Rng rng(39);
+  for (bool naive : {false, true}) {
+    Leaf qkv = make_leaf({2, 5, 3 * 8}, rng);
+    check_op({&qkv}, [naive](OpContext& ctx, std::vector<Tensor>& v) {
+      ctx.naive_attention = naive;
+      return autograd::attention(ctx, v[0], 2, 0.3f, 1234);
     }, rng);
   }
 }

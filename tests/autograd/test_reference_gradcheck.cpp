@@ -75,13 +75,29 @@ TEST_CASE("reference layernorm backward matches finite differences", "[gradcheck
 }
 
 TEST_CASE("reference gelu backward matches finite differences", "[gradcheck][reference]") {
-  tg::Rng rng(4);
-  const int64_t n = 40;
-  Vec x = random_vector<double>(n, rng, 2.0), r = random_vector<double>(n, rng), out(n);
-  auto loss = [&] { ref::gelu_forward(out.data(), x.data(), n); return dot(out, r); };
-  Vec dx(n);
-  ref::gelu_backward(dx.data(), r.data(), x.data(), n);
-  check(x, dx, loss, rng);
+  for (kernels::GeluKind kind : {kernels::GeluKind::Tanh, kernels::GeluKind::Erf}) {
+    tg::Rng rng(4);
+    const int64_t n = 40;
+    Vec x = random_vector<double>(n, rng, 2.0), r = random_vector<double>(n, rng), out(n);
+    auto loss = [&] { ref::gelu_forward(out.data(), x.data(), n, kind); return dot(out, r); };
+    Vec dx(n);
+    ref::gelu_backward(dx.data(), r.data(), x.data(), n, kind);
+    check(x, dx, loss, rng);
+  }
+}
+
+TEST_CASE("reference attention backward with dropout matches finite differences", "[gradcheck][reference]") {
+  // A fixed seed fixes the mask, so the function is smooth in qkv.
+  tg::Rng rng(7);
+  const int64_t B = 2, T = 5, C = 8, NH = 2;
+  const double p = 0.3;
+  Vec qkv = random_vector<double>(B * T * 3 * C, rng), r = random_vector<double>(B * T * C, rng);
+  Vec out(B * T * C), att(B * NH * T * T);
+  auto loss = [&] { ref::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH, p, 5); return dot(out, r); };
+  loss();
+  Vec dqkv(qkv.size());
+  ref::attention_backward(dqkv.data(), r.data(), qkv.data(), att.data(), B, T, C, NH, p, 5);
+  check(qkv, dqkv, loss, rng);
 }
 
 TEST_CASE("reference attention backward matches finite differences", "[gradcheck][reference]") {

@@ -6,7 +6,7 @@
 // Usage:
 //   tapegpt_parity_dump --out DIR [--vocab V] [--block T'] [--layers L]
 //       [--heads NH] [--embd C] [--bias 0|1] [--tied 0|1]
-//       [--pos learned|sinusoidal] [--seed S] [--batch B] [--time T]
+//       [--pos learned|sinusoidal] [--gelu tanh|erf] [--seed S] [--batch B] [--time T]
 //       [--steps K] [--lr LR] [--clip G] [--wd WD] [--spread F]
 //
 // Layout of DIR (all little-endian, parameters concatenated in the order and
@@ -92,6 +92,10 @@ Options parse_options(int argc, char** argv) {
     else if (flag == "--pos") {
       if (!nn::parse_pos_encoding(v, &o.config.pos_encoding))
         usage_error("--pos wants 'learned' or 'sinusoidal', got '" + std::string(v) + "'");
+    }
+    else if (flag == "--gelu") {
+      if (!nn::parse_gelu(v, &o.config.gelu))
+        usage_error("--gelu wants 'tanh' or 'erf', got '" + std::string(v) + "'");
     }
     else if (flag == "--seed") o.seed = static_cast<uint64_t>(parse_int(flag, v));
     else if (flag == "--batch") o.B = parse_int(flag, v);
@@ -223,7 +227,8 @@ int main(int argc, char** argv) {
      << ", \"n_layer\": " << c.n_layer << ", \"n_head\": " << c.n_head << ", \"n_embd\": " << c.n_embd
      << ", \"bias\": " << (c.bias ? "true" : "false") << ", \"tied\": " << (c.tied ? "true" : "false")
      << ", \"dropout\": " << json_float(c.dropout) << ", \"pos_encoding\": \""
-     << nn::pos_encoding_name(c.pos_encoding) << "\"},\n";
+     << nn::pos_encoding_name(c.pos_encoding) << "\", \"gelu\": \"" << nn::gelu_name(c.gelu)
+     << "\"},\n";
   js << "  \"seed\": " << o.seed << ", \"B\": " << o.B << ", \"T\": " << o.T
      << ", \"spread\": " << json_float(o.spread) << ",\n";
   js << "  \"optimizer\": {\"steps\": " << o.steps << ", \"lr\": " << json_float(o.lr)

@@ -135,9 +135,11 @@ class Cli(unittest.TestCase):
         self.assertEqual(a, b)
         self.assertTrue(a.startswith("ROMEO:"))
         self.assertEqual(len(a), len("ROMEO:") + 50 + 1)  # char tokens + final newline
-        greedy = run("sample", "--ckpt", ckpt, "--max-new-tokens", "40", "--temperature", "0",
-                     "--top-k", "5", "--top-p", "0.9").stdout
+        greedy = run("sample", "--ckpt", ckpt, "--max-new-tokens", "40", "--temperature", "0").stdout
         self.assertEqual(len(greedy), 41)
+        filtered = run("sample", "--ckpt", ckpt, "--max-new-tokens", "40", "--temperature", "0.8",
+                       "--top-k", "5", "--top-p", "0.9").stdout
+        self.assertEqual(len(filtered), 41)
 
     def test_tokenize_round_trip(self):
         ids = run("tokenize", "--data", self.data, "hello there").stdout.split()
@@ -268,6 +270,63 @@ class Cli(unittest.TestCase):
         self.expect_error(["eval", "--ckpt", ckpt], 2, "--tokens")
         self.expect_error(["nonsense"], 2, "unknown command")
         self.assertEqual(sha(ckpt), before, "a failed command changed an existing checkpoint")
+
+    # ---- one CLI contract (train/cli_util.h), command by command -------------
+    def test_every_command_refuses_stray_arguments_and_bad_threads(self):
+        ckpt = os.path.join(self.run_dir, "ckpt.h5")
+        val = os.path.join(self.data, "val.bin")
+        valid = {
+            "prepare": ["--input", self.corpus, "--tokenizer", "char", "--out", os.path.join(self.tmp, "p2")],
+            "train": ["--data", self.data, "--out", os.path.join(self.tmp, "t2"), *MODEL[:-2], "--max-steps", "0"],
+            "eval": ["--ckpt", ckpt, "--tokens", val],
+            "sample": ["--ckpt", ckpt, "--max-new-tokens", "3"],
+            "tokenize": ["--data", self.data, "hello"],
+            "params": ["--preset", "demo"],
+            "bench": ["--shape", "S", "--block-size", "8", "--batch-size", "1", "--steps", "1",
+                      "--warmup", "0", "--sample-tokens", "0", "--no-profile"],
+        }
+        for cmd, args in valid.items():
+            assert "--threads" not in args
+            run(cmd, *args, "--threads", "1")  # every command accepts it
+            self.expect_error([cmd, *args, "stray"], 2, "unexpected argument 'stray'")
+            self.expect_error([cmd, *args, "--threads", "-5"], 2, "--threads")
+            self.expect_error([cmd, *args, "--threads", "99999"], 2, "--threads")
+
+    def test_contradictory_or_out_of_range_flags_are_usage_errors(self):
+        ckpt = os.path.join(self.run_dir, "ckpt.h5")
+        out = os.path.join(self.tmp, "contra")
+        self.expect_error(["train", "--data", self.data, "--out", out, "--warmup", "5",
+                           "--lr-decay-steps", "1"], 2, "--warmup 5")
+        self.assertFalse(os.path.exists(os.path.join(out, "ckpt.h5")))
+        self.expect_error(["train", "--data", self.data, "--out", out, "--gelu", "relu"], 2, "--gelu")
+        self.expect_error(["sample", "--ckpt", ckpt, "--temperature", "0", "--top-k", "5"], 2, "greedy")
+        self.expect_error(["bench", "--sample-tokens", "65521"], 2, "--sample-tokens")
+        self.expect_error(["tokenize", "--data", self.data, "one", "two"], 2, "unexpected argument 'two'")
+
+    def test_sample_help_states_the_context_shift(self):
+        text = run("sample", "--help").stdout
+        self.assertIn("block_size/2", text)
+        self.assertIn("renormalise", text)
+
+    def test_gelu_is_saved_and_used(self):
+        if not h5py:
+            self.skipTest("h5py not installed")
+        out = os.path.join(self.tmp, "erf")
+        run("train", "--data", self.data, "--out", out, *MODEL, "--max-steps", "2", "--gelu", "erf")
+        ckpt = os.path.join(out, "ckpt.h5")
+        with h5py.File(ckpt, "r") as f:
+            self.assertEqual(f["config"].attrs["gelu"], b"erf")
+        # An old checkpoint without the attribute loads as tanh: dropping it
+        # from the erf run changes what the model computes.
+        old = os.path.join(self.tmp, "old.h5")
+        shutil.copy(ckpt, old)
+        with h5py.File(old, "r+") as f:
+            del f["config"].attrs["gelu"]
+        val = os.path.join(self.data, "val.bin")
+        erf_loss = run("eval", "--ckpt", ckpt, "--tokens", val, "--json").stdout
+        tanh_loss = run("eval", "--ckpt", old, "--tokens", val, "--json").stdout
+        self.assertNotEqual(json.loads(erf_loss)["loss"], json.loads(tanh_loss)["loss"])
+        self.assertIn("gelu", run("train", "--help").stdout)
 
     def test_version_mismatch_and_foreign_hdf5(self):
         if not h5py:

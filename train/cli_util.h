@@ -36,7 +36,8 @@ T get(const cxxopts::ParseResult& r, const std::string& name) {
   }
 }
 
-// Sets OpenMP's (and so OpenBLAS's) thread count; 0 leaves the default (all cores).
+// Sets OpenMP's (and OpenBLAS's, see kernels::set_blas_threads) thread count; 0 leaves
+// the default (all cores).
 void set_threads(int threads);
 
 }  // namespace cli

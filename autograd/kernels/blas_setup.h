@@ -14,11 +14,11 @@
 // Debian ships OpenBLAS as three builds with one soname; which one loads
 // depends on the RUNPATH (CMakeLists.txt picks the OpenMP build), the
 // alternatives system and LD_LIBRARY_PATH. openblas_get_parallel() says
-// which one it is, and each is made fast differently (measured in
-// BENCHMARKS.md, "OpenBLAS builds"):
+// which one it is, and each is handled differently (measurements and
+// reasons in BENCHMARKS.md, "OpenBLAS builds"):
 //  - openmp: BLAS runs on our own OpenMP pool; nothing to do.
 //  - pthread: its own thread pool would compete with our spinning OpenMP
-//    threads (2-3x slower steps). We hold it at one thread per call and the
+//    threads (2-3x slower steps, issue 17). We hold it at one thread per call and the
 //    matmul kernels split each sgemm over our OpenMP threads instead (see
 //    Note [Thread-count-independent sgemm] in matmul.cpp). If the user set
 //    OPENBLAS_NUM_THREADS, OpenBLAS threads itself as asked, and OpenMP is
@@ -26,8 +26,8 @@
 //    OpenMP runtime loads, hence set with the re-execution above) unless
 //    the user set OMP_WAIT_POLICY too.
 //  - serial: one thread per call, and, measured, not safe to call from
-//    several threads at once (Debian builds it without USE_LOCKING: two
-//    concurrent sgemm calls sometimes return wrong results), so every
+//    several threads at once (two concurrent sgemm calls sometimes return
+//    wrong results; apparently built without USE_LOCKING), so every
 //    OpenBLAS call stays on one thread and tapegpt says so where it reports
 //    the build; the cost is in BENCHMARKS.md, "OpenBLAS builds".
 #pragma once

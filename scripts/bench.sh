@@ -5,6 +5,10 @@
 # no Debian package: its figures are quoted from the issue's measurements.
 #   scripts/bench.sh                 # all shapes, 2 rounds, all cores
 #   SHAPES="S M" ROUNDS=3 THREADS=2 scripts/bench.sh
+# With --blas-builds it instead times the same binary against each of
+# Debian's three OpenBLAS builds (LD_LIBRARY_PATH), alternating them within
+# each round, and prints median step times and ratios to the OpenMP build:
+#   ROUNDS=5 scripts/bench.sh --blas-builds
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh >/dev/null
@@ -15,6 +19,42 @@ OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; threads $THREADS; $(date -u +%F)"
+echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [[ "${1:-}" == --blas-builds ]]; then
+  LIBDIR="${LIBDIR:-/usr/lib/$(gcc -print-multiarch)}"
+  BUILDS="${BUILDS:-openmp pthread serial}"
+  for b in $BUILDS; do
+    [[ -e "$LIBDIR/openblas-$b/libopenblas.so.0" ]] || { echo "bench.sh: no $LIBDIR/openblas-$b; run scripts/setup.sh" >&2; exit 1; }
+  done
+  for round in $(seq "$ROUNDS"); do
+    for shape in $SHAPES; do
+      steps=8 warmup=2
+      [[ $shape == G ]] && steps="${G_STEPS:-3}" warmup=1  # G steps take seconds each
+      for b in $BUILDS; do
+        # Only LD_LIBRARY_PATH differs; the user's OpenBLAS/OpenMP settings are cleared.
+        env -u OPENBLAS_NUM_THREADS -u OMP_WAIT_POLICY LD_LIBRARY_PATH="$LIBDIR/openblas-$b" \
+          build/tapegpt bench --shape "$shape" --threads "$THREADS" --json --no-profile --sample-tokens 0 \
+          --steps "$steps" --warmup "$warmup" >> "$OUT/$b-$shape"
+      done
+    done
+  done
+  echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  /usr/bin/python3 - "$OUT" "$BUILDS" $SHAPES <<'PY'
+import json, os, statistics, sys
+out, builds, shapes = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
+print(f"\n{'shape':5} {'build':8} {'reported':26} {'median step s':>13} {'all rounds':30} {'vs first':>9}")
+for s in shapes:
+    base = None
+    for b in builds:
+        rows = [json.loads(l) for l in open(os.path.join(out, f"{b}-{s}"))]
+        med = statistics.median(r["step_s"] for r in rows)
+        base = base or med
+        rep = f"{rows[0]['blas_build']}{' (split)' if rows[0]['blas_split'] else ''} {rows[0]['blas_core']}"
+        print(f"{s:5} {b:8} {rep:26} {med:13.4f} {' '.join(f"{r['step_s']:.3f}" for r in rows):30} {med / base:9.2f}")
+PY
+  exit 0
+fi
 have_torch=1
 /usr/bin/python3 -c "import torch" 2>/dev/null || have_torch=0
 for shape in $SHAPES; do

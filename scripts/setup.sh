@@ -27,17 +27,46 @@ fi
 SUDO=""
 if [[ "$(id -u)" != 0 ]]; then SUDO="sudo"; fi
 
-missing=()
-for p in "${PACKAGES[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
+updated=0
+install() {
+  if (( !updated )); then $SUDO apt-get update -q; updated=1; fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 "$@"
+}
+missing_of() {
+  for p in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      echo "$p"
+    fi
+  done
+}
 
+missing=($(missing_of "${PACKAGES[@]}"))
 if (( ${#missing[@]} )); then
   echo "setup: installing ${missing[*]}"
-  $SUDO apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+  install "${missing[@]}"
 else
   echo "setup: all packages present"
+fi
+
+# Debian's other two OpenBLAS builds, only so tests/train/test_blas_builds.py
+# can run tapegpt against each (tapegpt itself links the OpenMP build through
+# its RUNPATH). Installing them makes the alternatives system switch the
+# machine's libopenblas.so.0 / libblas.so.3 to the pthread build (priority
+# 100 against 95), which would change every other program's BLAS (numpy,
+# PyTorch in scripts/bench.sh); so each link is put back where it was.
+BLAS_BUILDS=(libopenblas0-pthread libopenblas0-serial)
+missing=($(missing_of "${BLAS_BUILDS[@]}"))
+if (( ${#missing[@]} )); then
+  links=(libopenblas.so.0-x86_64-linux-gnu libblas.so.3-x86_64-linux-gnu liblapack.so.3-x86_64-linux-gnu)
+  declare -A before=()
+  for l in "${links[@]}"; do
+    before[$l]="$(readlink "/etc/alternatives/$l" 2>/dev/null || true)"
+  done
+  echo "setup: installing ${missing[*]}"
+  install "${missing[@]}"
+  for l in "${links[@]}"; do
+    if [[ -n "${before[$l]}" && "$(readlink "/etc/alternatives/$l")" != "${before[$l]}" ]]; then
+      $SUDO update-alternatives --quiet --set "$l" "${before[$l]}"
+    fi
+  done
 fi

@@ -19,7 +19,8 @@ inline void add_common_options(cxxopts::Options& options) {
       ("h,help", "show this help");
 }
 
-// Sets OpenMP's (and so OpenBLAS's) thread count; 0 leaves the default (all cores).
+// Sets OpenMP's (and OpenBLAS's, see kernels::set_blas_threads) thread count; 0 leaves
+// the default (all cores).
 void set_threads(int threads);
 
 // Empty when --threads N is usable, else the one-line complaint.

@@ -69,21 +69,23 @@ int cmd_bench(int argc, char** argv) {
   if (r.count("json")) {
     std::printf("{\"shape\":\"%s\",\"batch\":%lld,\"T\":%lld,\"step_s\":%.6f,\"tokens_per_s\":%.1f,"
                 "\"model_gflops\":%.2f,\"sgemm_peak_gflops\":%.2f,\"optimizer_s\":%.6f,"
-                "\"peak_rss_mib\":%.1f,\"attention\":\"%s\",\"sample_tokens_per_s\":%.2f,\"blas_core\":\"%s\"",
+                "\"peak_rss_mib\":%.1f,\"attention\":\"%s\",\"sample_tokens_per_s\":%.2f,\"blas_core\":\"%s\","
+                "\"blas_build\":\"%s\",\"blas_split\":%s",
                 get<std::string>(r, "shape").c_str(), static_cast<long long>(o.batch_size),
                 static_cast<long long>(o.model.block_size), b.step_seconds, b.tokens_per_s,
                 b.model_flops_per_s / 1e9, b.sgemm_peak_flops / 1e9, b.optimizer_seconds,
                 mib(static_cast<double>(b.peak_rss_bytes)), o.naive_attention ? "naive" : "blockwise",
-                b.sample_tokens_per_s, kernels::blas_core_name());
+                b.sample_tokens_per_s, kernels::blas_core_name(), kernels::blas_build_name(),
+                kernels::blas_split_in_kernels() ? "true" : "false");
     for (const train::ProfileEntry& p : b.profile) std::printf(",\"profile_%s\":%.6f", p.category.substr(0, p.category.find(' ')).c_str(), p.seconds);
     std::printf("}\n");
     return 0;
   }
-  std::printf("shape %s: vocab %lld, %lld layers, %lld heads, n_embd %lld, T %lld, B %lld (OpenBLAS core %s)\n",
+  std::printf("shape %s: vocab %lld, %lld layers, %lld heads, n_embd %lld, T %lld, B %lld (OpenBLAS %s)\n",
               get<std::string>(r, "shape").c_str(), static_cast<long long>(o.model.vocab_size),
               static_cast<long long>(o.model.n_layer), static_cast<long long>(o.model.n_head),
               static_cast<long long>(o.model.n_embd), static_cast<long long>(o.model.block_size),
-              static_cast<long long>(o.batch_size), kernels::blas_core_name());
+              static_cast<long long>(o.batch_size), kernels::blas_description().c_str());
   std::printf("training step: median %.4f s over %lld steps = %.0f tokens/s, %.1f GFLOP/s of model FLOPs "
               "(%.1f MFLOP/token) = %.0f%% of the measured sgemm peak %.1f GFLOP/s\n",
               b.step_seconds, static_cast<long long>(o.steps), b.tokens_per_s, b.model_flops_per_s / 1e9,

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "autograd/errors.h"
+#include "autograd/kernels/blas_setup.h"
 #include "autograd/ops.h"
 #include "autograd/rng.h"
 #include "checkpoints/atomic_file.h"
@@ -237,6 +238,7 @@ int Trainer::run(bool resumed) {
   std::printf("data: %lld train tokens, %lld val tokens; %lld tokens per step; %d threads\n",
               static_cast<long long>(train_file_.size()), static_cast<long long>(val_file_.size()),
               static_cast<long long>(tokens_per_step(o_)), omp_get_max_threads());
+  std::printf("OpenBLAS: %s\n", kernels::blas_description().c_str());
 
   if (o_.max_steps == 0 && !resumed) {
     // No row will be logged: the old run's files, its log included, go now.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "autograd/kernels/dropout_mask.h"
+#include "autograd/kernels/blas_setup.h"
 #include "autograd/kernels/kernels.h"
 
 namespace kernels {
@@ -47,8 +48,9 @@ void attention_forward(float* out, float* att, const float* qkv, int64_t B, int6
   const int64_t HS = C / NH, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
   // One (b, h) pair per task; OpenBLAS runs single-threaded inside the
-  // parallel region, so there is one pool doing the work at a time.
-#pragma omp parallel for schedule(static) if (B * NH > 1)
+  // parallel region, so there is one pool doing the work at a time (one
+  // thread with OpenBLAS's serial build: Note [OpenBLAS builds]).
+#pragma omp parallel for schedule(static) if (B * NH > 1 && blas_calls_may_overlap())
   for (int64_t bh = 0; bh < B * NH; ++bh) {
     const int64_t b = bh / NH, h = bh % NH;
     const float* q = qkv + b * T * C3 + h * HS;
@@ -78,7 +80,7 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
   const uint64_t threshold = dropout_threshold(dropout_p);
   const float keep_scale = drop ? 1.0f / (1.0f - dropout_p) : 1.0f;
   const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
-#pragma omp parallel for schedule(static) if (B * NH > 1)
+#pragma omp parallel for schedule(static) if (B * NH > 1 && blas_calls_may_overlap())
   for (int64_t bh = 0; bh < B * NH; ++bh) {
     const int64_t b = bh / NH, h = bh % NH;
     const float* q = qkv + b * T * C3 + h * HS;

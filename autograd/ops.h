@@ -31,8 +31,10 @@ Tensor add(OpContext& ctx, const Tensor& a, const Tensor& b);
 Tensor linear(OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias);
 Tensor layernorm(OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias);
 Tensor gelu(OpContext& ctx, const Tensor& x);
-// qkv[B,T,3C] → [B,T,C]
-Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head);
+// qkv[B,T,3C] → [B,T,C]. If probs is not null it receives the attention
+// probabilities [B,NH,T,T] the forward used (rows = queries, exactly 0 above
+// the diagonal), for looking at; training passes null.
+Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head, float* probs = nullptr);
 // Identity without a tape or when p == 0.
 Tensor dropout(OpContext& ctx, const Tensor& x, float p, uint64_t seed);
 // logits[N,V] (any leading shape) → [1], the mean of -log softmax(logits)[target].

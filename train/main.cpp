@@ -28,6 +28,9 @@ const Command kCommands[] = {
     {"tokenize", cli::cmd_tokenize, "print the token ids of a text, or decode ids"},
     {"params", cli::cmd_params, "parameter table of a model, checkpoint or preset"},
     {"bench", cli::cmd_bench, "training and sampling speed, memory and a time profile"},
+    {"attention", cli::cmd_attention, "a page showing every attention head for a prompt"},
+    {"embed", cli::cmd_embed, "nearest tokens, analogies and position similarity of embeddings"},
+    {"plot", cli::cmd_plot, "training/validation loss and learning rate of runs as an SVG"},
 };
 
 void print_usage(std::FILE* out) {

@@ -24,6 +24,7 @@ const char* const kStyle = R"CSS(
 body { font-family: "DejaVu Sans", Helvetica, Arial, sans-serif; margin: 24px; color: #222; background: #fff; }
 h1 { font-size: 20px; margin: 0 0 8px; } h2 { font-size: 16px; margin: 24px 0 6px; }
 p.note { color: #555; font-size: 13px; margin: 4px 0 10px; max-width: 60em; }
+p.note.narrow { max-width: 24em; }
 #prompt { font-family: "DejaVu Sans Mono", monospace; font-size: 13px; line-height: 1.9; }
 #prompt span { border: 1px solid #ccc; border-radius: 3px; padding: 1px 2px; margin: 0 1px; white-space: pre; }
 #errors { color: #b00; white-space: pre-wrap; font-family: monospace; }
@@ -31,8 +32,8 @@ p.note { color: #555; font-size: 13px; margin: 4px 0 10px; max-width: 60em; }
 #grid .lab { font-size: 12px; color: #555; }
 canvas.thumb { width: 96px; height: 96px; image-rendering: pixelated; border: 2px solid #eee; cursor: pointer; }
 canvas.thumb.selected { border-color: #e6550d; }
-.row { display: flex; gap: 24px; align-items: flex-start; flex-wrap: wrap; }
-#readout { font-family: "DejaVu Sans Mono", monospace; font-size: 13px; min-height: 3.2em; margin: 10px 0; max-width: 26em; white-space: pre-wrap; }
+.row { display: flex; gap: 28px; align-items: flex-start; flex-wrap: wrap; }
+#readout { font-family: "DejaVu Sans Mono", monospace; font-size: 13px; min-height: 3.2em; margin: 10px 0; width: 19em; white-space: pre-wrap; }
 svg text { font-family: "DejaVu Sans Mono", monospace; }
 svg text.hot { fill: #e6550d; font-weight: bold; }
 #big rect.cell:hover { stroke: #e6550d; stroke-width: 2; }
@@ -169,9 +170,10 @@ const char* const kScript = R"JS(
     function drawBig() {
       const box = document.getElementById("big");
       box.textContent = "";
-      const cell = Math.max(5, Math.min(26, Math.floor(620 / T)));
-      const font = Math.max(7, Math.min(12, Math.floor(cell * 0.7)));
-      const lab = 10 + Math.ceil(font * 0.62 * 13), side = cell * T;
+      const cell = Math.max(5, Math.min(26, Math.floor(800 / T)));
+      const font = Math.max(7, Math.min(12, Math.floor(cell * 0.75)));
+      const longest = Math.max.apply(null, data.tokens.map(function (t) { return Array.from(cut(t)).length; }));
+      const lab = 10 + Math.ceil(font * 0.65 * longest), side = cell * T;
       const svg = svgEl("svg", {width: lab + side + 10, height: lab + side + 10}, box);
       hatch(svg, "hatch-big");
       const rowLabs = [], colLabs = [];
@@ -204,8 +206,8 @@ const char* const kScript = R"JS(
     function drawLines() {
       const box = document.getElementById("lines");
       box.textContent = "";
-      const step = Math.max(12, Math.min(22, Math.floor(1400 / T)));
-      const font = Math.min(12, step - 2), w = 120, gap = 220;
+      const step = Math.max(12, Math.min(20, Math.floor(900 / T)));
+      const font = Math.min(12, step - 2), w = 100, gap = 170;
       const svg = svgEl("svg", {width: 2 * w + gap + 20, height: step * T + 30}, box);
       svgEl("text", {x: w, y: 12, "font-size": 11, "text-anchor": "end", fill: "#555"}, svg, "queries");
       svgEl("text", {x: w + gap, y: 12, "font-size": 11, fill: "#555"}, svg, "keys");
@@ -262,13 +264,14 @@ std::string attention_html(const AttentionMaps& m) {
       "<h2>Model view: every layer and head</h2>\n"
       "<p class=\"note\">Rows are queries, columns keys. Click a head to select it; hover to read a weight.</p>\n"
       "<div id=\"grid\"></div>\n"
-      "<h2>Selected head: <span id=\"sel\"></span></h2>\n"
-      "<div class=\"row\"><div id=\"big\"></div><div><div id=\"scale\"></div>"
-      "<div id=\"readout\">Hover over a cell to read its weight.</div></div></div>\n"
+      "<div class=\"row\">\n<div><h2>Selected head: <span id=\"sel\"></span></h2>\n"
+      "<div id=\"big\"></div></div>\n"
+      "<div><h2>Colour scale</h2><div id=\"scale\"></div>"
+      "<div id=\"readout\">Hover over a cell to read its weight.</div>\n"
       "<h2>Head view: <span id=\"sel2\"></span></h2>\n"
-      "<p class=\"note\">A line from each query (left) to every key it may see (right), as "
-      "opaque and thick as its weight. Hover over a query to show only its lines.</p>\n"
-      "<div id=\"lines\"></div>\n"
+      "<p class=\"note narrow\">A line from each query (left) to every key it may see "
+      "(right), as opaque and thick as its weight. Hover over a query to show only its "
+      "lines.</p>\n<div id=\"lines\"></div></div>\n</div>\n"
       "<script type=\"application/json\" id=\"attention-data\">";
   page += json_for_script(attention_json(m, /*ascii_only=*/true));
   page += "</script>\n<script>";

@@ -55,8 +55,16 @@ std::string xml_escape(std::string_view text) {
   const std::string clean = sanitize_utf8(text);
   std::string out;
   out.reserve(clean.size() + 16);
-  for (const char ch : clean) {
+  for (size_t i = 0; i < clean.size(); ++i) {
+    const char ch = clean[i];
     const auto c = static_cast<unsigned char>(ch);
+    // U+FFFE and U+FFFF are valid UTF-8 but not XML characters.
+    if (c == 0xEF && i + 2 < clean.size() && clean[i + 1] == '\xBF' &&
+        (clean[i + 2] == '\xBE' || clean[i + 2] == '\xBF')) {
+      out += kReplacement;
+      i += 2;
+      continue;
+    }
     switch (ch) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

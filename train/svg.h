@@ -21,8 +21,9 @@ namespace viz {
 std::string sanitize_utf8(std::string_view bytes);
 
 // Text for XML/HTML content and attribute values: & < > " ' escaped, the
-// control characters XML 1.0 forbids (all below 0x20 except tab, newline,
-// carriage return) replaced by U+FFFD, invalid UTF-8 sanitised.
+// characters XML 1.0 forbids (controls below 0x20 except tab, newline and
+// carriage return, DEL, U+FFFE, U+FFFF) replaced by U+FFFD, invalid UTF-8
+// sanitised.
 std::string xml_escape(std::string_view text);
 
 // A token as a label a reader can see: space as ␣, newline as ↵, tab as ⇥,

@@ -41,6 +41,7 @@ TEST_CASE("xml_escape escapes markup, drops forbidden controls and repairs UTF-8
   CHECK(viz::xml_escape("</script>") == "&lt;/script&gt;");
   CHECK(viz::xml_escape("tab\there\nnew") == "tab\there\nnew");
   CHECK(viz::xml_escape(std::string("x\x01y", 3)) == "x\xEF\xBF\xBDy");
+  CHECK(viz::xml_escape("a\xEF\xBF\xBF\xEF\xBF\xBE") == "a\xEF\xBF\xBD\xEF\xBF\xBD");  // U+FFFF, U+FFFE
   CHECK(viz::xml_escape("caf\xC3\xA9 \xE2\x80\x94") == "caf\xC3\xA9 \xE2\x80\x94");  // é —
   CHECK(viz::sanitize_utf8("a\xC3") == "a\xEF\xBF\xBD");              // cut-off sequence
   CHECK(viz::sanitize_utf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong '/'

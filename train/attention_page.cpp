@@ -242,7 +242,10 @@ const char* const kScript = R"JS(
       drawBig();
       drawLines();
     }
-    select(0, 0);
+    // index.html#layer=L&head=H opens with that head selected.
+    const want = /layer=(\d+).*head=(\d+)/.exec(window.location.hash);
+    if (want && +want[1] < L && +want[2] < H) select(+want[1], +want[2]);
+    else select(0, 0);
   }
 })();
 )JS";

@@ -246,6 +246,10 @@ const char* const kScript = R"JS(
     const want = /layer=(\d+).*head=(\d+)/.exec(window.location.hash);
     if (want && +want[1] < L && +want[2] < H) select(+want[1], +want[2]);
     else select(0, 0);
+    // …&query=I&key=J also points at one weight, as if hovered (a link to it).
+    const cell = /query=(\d+).*key=(\d+)/.exec(window.location.hash);
+    const target = cell && document.querySelector('#big rect[data-q="' + cell[1] + '"][data-k="' + cell[2] + '"]');
+    if (target) target.dispatchEvent(new MouseEvent("mouseover", {bubbles: true}));
   }
 })();
 )JS";

@@ -4,12 +4,16 @@ index.html (scripts/render_page.py), and the test checks that the page ran
 to the end with no console message at all, that the DOM holds the whole
 model view (one canvas per layer × head), the selected head's cells (the
 visible lower triangle and the masked upper one) and the head view's lines,
-and that the screenshot PNG really shows the heatmap colours and the masked
-grey.
+that the head named in the URL (#layer=2&head=1&query=9&key=4) is selected
+and the hover handler, fired on that cell, shows its weight from
+attention.json, and that the screenshot PNG really shows the heatmap
+colours and the masked grey.
 Run by CTest as: test_attention_browser.py PATH/TO/tapegpt
 Without chromium it skips (exit 77), except under TAPEGPT_NO_SKIP=1, where it
 fails.
 """
+import html
+import json
 import os
 import re
 import shutil
@@ -93,8 +97,13 @@ def main():
         tg("attention", "--ckpt", os.path.join(tmp, "r", "ckpt.h5"), "--prompt", PROMPT,
            "--out", out, "--threads", "2")
         png = os.path.join(tmp, "page.png")
+        # Open layer 2, head 1 with the weight of query 9 -> key 4 shown, the
+        # way hovering over that cell shows it (the same event handler).
         dom, console = render_page.render(os.path.join(out, "index.html"), png=png,
-                                          width=1300, height=1600)
+                                          width=1300, height=1600,
+                                          fragment="layer=2&head=1&query=9&key=4")
+        with open(os.path.join(out, "attention.json"), encoding="utf-8") as f:
+            want = json.load(f)["layers"][2][1][9][4]
         T, L, H = len(PROMPT), 3, 2
         failures = []
 
@@ -114,8 +123,15 @@ def main():
         check(masked == T * (T - 1) // 2, f"large view: {masked} masked cells, want {T * (T - 1) // 2}")
         links = len(re.findall(r'<line [^>]*class="link"', dom))
         check(links == T * (T + 1) // 2, f"head view: {links} lines, want {T * (T + 1) // 2}")
-        check(dom.count('class="selected"') + dom.count('class="thumb selected"') == 1,
-              "one head selected")
+        check(dom.count('class="thumb selected"') == 1
+              and re.search(r'class="thumb selected"[^>]*data-layer="2" data-head="1"', dom) is not None,
+              "one head selected, the one the URL named")
+        readout = re.search(r'<div id="readout">([^<]*)</div>', dom)
+        text = html.unescape(readout.group(1)) if readout else ""
+        got = re.search(r"weight ([0-9.e+-]+)", text)
+        check(got is not None and "layer 2 head 1" in text and "query 9" in text and "key 4" in text
+              and abs(float(got.group(1)) - want) <= 1e-6 * max(1.0, want),
+              f"hover readout shows the weight {want} (got {text!r})")
         # The labels came through as text: the DOM serialiser escapes < and &.
         check("&lt;" in dom and "&amp;" in dom and "\u2603" in dom, "special-character labels present")
 

@@ -1,6 +1,8 @@
 // Differentiable ops: forward kernel + tape record (see ops.h).
 #include "autograd/ops.h"
 
+#include <algorithm>
+
 #include "autograd/kernels/attention_flash.h"
 #include "autograd/kernels/kernels.h"
 
@@ -126,7 +128,7 @@ Tensor gelu(OpContext& ctx, const Tensor& x, kernels::GeluKind kind) {
 }
 
 Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head, float dropout_p,
-                 uint64_t seed) {
+                 uint64_t seed, float* probs) {
   TG_CHECK(qkv.ndim == 3 && qkv.size(2) % 3 == 0);
   const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3, NH = n_head;
   TG_CHECK(C % NH == 0);
@@ -138,9 +140,11 @@ Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head, float dropou
   if (ctx.naive_attention) {
     saved = ctx.arena->alloc(B * NH * T * T);  // probabilities
     kernels::attention_forward(out.data, saved, qkv.data, B, T, C, NH, p, seed);
+    if (probs) std::copy_n(saved, B * NH * T * T, probs);
   } else {
     saved = ctx.arena->alloc(B * NH * T);  // each row's log-sum-exp
     kernels::attention_flash_forward(out.data, saved, qkv.data, B, T, C, NH, p, seed);
+    if (probs) kernels::attention_flash_probs(probs, qkv.data, saved, B, T, C, NH);
   }
   if (record) {
     TapeEntry e;

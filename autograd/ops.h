@@ -33,9 +33,12 @@ Tensor linear(OpContext& ctx, const Tensor& x, const Tensor& weight, const Tenso
 Tensor layernorm(OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias);
 Tensor gelu(OpContext& ctx, const Tensor& x, kernels::GeluKind kind = kernels::GeluKind::Tanh);
 // qkv[B,T,3C] → [B,T,C]. With a tape and dropout_p > 0 the attention
-// probabilities are dropped (Note [Attention dropout]) with this seed.
+// probabilities are dropped (Note [Attention dropout]) with this seed. If
+// probs is not null it receives the attention probabilities [B,NH,T,T] the
+// forward used (rows = queries, exactly 0 above the diagonal), for looking
+// at; only inference (no tape, so no dropout) asks for them.
 Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head, float dropout_p = 0.0f,
-                 uint64_t seed = 0);
+                 uint64_t seed = 0, float* probs = nullptr);
 // Identity without a tape or when p == 0.
 Tensor dropout(OpContext& ctx, const Tensor& x, float p, uint64_t seed);
 // logits[N,V] (any leading shape) → [1], the mean of -log softmax(logits)[target].

@@ -107,7 +107,7 @@ int64_t training_arena_floats(const GPTConfig& c, int64_t B, bool naive_attentio
 }
 
 Tensor gpt_forward(OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B, int64_t T,
-                   uint64_t dropout_seed) {
+                   uint64_t dropout_seed, float* attention_probs) {
   const GPTConfig& c = m.config;
   TG_CHECK(T >= 1 && T <= c.block_size);
   const float p = c.dropout;
@@ -123,7 +123,9 @@ Tensor gpt_forward(OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B, 
     // x = x + attn(ln_1(x))
     Tensor h = autograd::layernorm(ctx, x, b.ln_1_weight, b.ln_1_bias);
     Tensor qkv = autograd::linear(ctx, h, b.c_attn_weight, b.c_attn_bias);
-    Tensor a = autograd::attention(ctx, qkv, c.n_head, p, tg::splitmix64(attn_site));
+    float* probs = attention_probs ? attention_probs + (&b - m.blocks.data()) * B * c.n_head * T * T
+                                   : nullptr;
+    Tensor a = autograd::attention(ctx, qkv, c.n_head, p, tg::splitmix64(attn_site), probs);
     a = autograd::linear(ctx, a, b.attn_proj_weight, b.attn_proj_bias);
     a = autograd::dropout(ctx, a, p, next_seed());
     x = autograd::add(ctx, x, a);

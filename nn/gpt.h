@@ -60,7 +60,9 @@ int64_t training_arena_floats(const GPTConfig& config, int64_t B, bool naive_att
 // recorded and dropout (if configured) acts where nanoGPT's does — after the
 // embeddings, on the attention probabilities, on both residual branches —
 // with seeds drawn from dropout_seed; without one this is plain inference.
+// attention_probs, if not null, receives every layer's attention
+// probabilities [n_layer, B, n_head, T, T] (tapegpt attention).
 Tensor gpt_forward(autograd::OpContext& ctx, const GPT& model, const int32_t* ids, int64_t B,
-                   int64_t T, uint64_t dropout_seed = 0);
+                   int64_t T, uint64_t dropout_seed = 0, float* attention_probs = nullptr);
 
 }  // namespace nn

@@ -17,6 +17,9 @@ PACKAGES=(
 # TAPEGPT_WITH_TORCH=1, since they are large and the core needs none of them.
 if [[ "${TAPEGPT_WITH_TORCH:-0}" == 1 ]]; then
   PACKAGES+=(python3-torch python3-h5py python3-numpy)
+  # The attention page's tests: xmllint checks every SVG is well-formed XML,
+  # headless Chromium renders index.html (tests/train/test_attention_*.py).
+  PACKAGES+=(libxml2-utils chromium)
 fi
 # Fuzzing and ThreadSanitizer builds (scripts/fuzz.sh, scripts/tsan.sh) use
 # clang with its runtime and OpenMP library: only with TAPEGPT_WITH_CLANG=1.

@@ -13,5 +13,8 @@ int cmd_sample(int argc, char** argv);
 int cmd_params(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_inspect(int argc, char** argv);
+int cmd_attention(int argc, char** argv);
+int cmd_embed(int argc, char** argv);
+int cmd_plot(int argc, char** argv);
 
 }  // namespace cli

@@ -29,6 +29,9 @@ const Command kCommands[] = {
     {"params", cli::cmd_params, "parameter table of a model, checkpoint or preset"},
     {"inspect", cli::cmd_inspect, "what a checkpoint holds, and whether its checksums verify"},
     {"bench", cli::cmd_bench, "training and sampling speed, memory and a time profile"},
+    {"attention", cli::cmd_attention, "a page showing every attention head for a prompt"},
+    {"embed", cli::cmd_embed, "nearest tokens, analogies and position similarity of embeddings"},
+    {"plot", cli::cmd_plot, "training/validation loss and learning rate of runs as an SVG"},
 };
 
 void print_usage(std::FILE* out) {

@@ -258,4 +258,48 @@ void attention_flash_backward(float* dqkv, const float* dout, const float* out,
   }
 }
 
+void attention_flash_probs(float* att, const float* qkv, const float* lse, int64_t B,
+                           int64_t T, int64_t C, int64_t NH) {
+  const int64_t HS = C / NH, C3 = 3 * C;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
+  const int64_t nqb = (T + kBlock - 1) / kBlock;
+  // One task per (b, h, query block), each writing only its own rows of att;
+  // the products and exponentials are the backward's, block for block.
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t task = 0; task < B * NH * nqb; ++task) {
+    const int64_t bh = task / nqb, qb = task % nqb;
+    const int64_t b = bh / NH, h = bh % NH;
+    const int64_t t0 = qb * kBlock, mq = T - t0 < kBlock ? T - t0 : kBlock;
+    const float* q = qkv + (b * T + t0) * C3 + h * HS;
+    const float* row_lse = lse + bh * T + t0;
+    float* a = att + (bh * T + t0) * T;
+    alignas(64) float p[kBlock * kBlock], kt[kBlock * kBlock];
+    for (int64_t i = 0; i < mq; ++i)
+      for (int64_t j = t0 + i + 1; j < T; ++j) a[i * T + j] = 0.0f;  // the future
+    for (int64_t j0 = 0; j0 < t0 + mq; j0 += kBlock) {
+      const int64_t nk = t0 + mq - j0 < kBlock ? t0 + mq - j0 : kBlock;
+      const float* k = qkv + (b * T + j0) * C3 + C + h * HS;
+      block_qkt(p, q, C3, k, C3, mq, nk, HS, kt);
+      for (int64_t i = 0; i < mq; ++i) {
+        const int64_t nv = visible(t0 + i, j0, nk);
+        for (int64_t j = 0; j < nv; ++j)
+          a[i * T + j0 + j] = exp_nonpositive(p[i * kBlock + j] * scale - row_lse[i]);
+      }
+    }
+    // Note [Renormalised probabilities]: every entry of a row shares lse's
+    // rounding, up to half an ulp of |lse| (1e-6 relative at |lse| ≈ 16 and
+    // 3e-6 measured at scores of order 30), which the backward does not
+    // mind but which shows as rows summing to 1 ± 3e-6. Dividing by the
+    // row's sum (in double) removes that shared factor; what is left is each
+    // entry's own rounding.
+    for (int64_t i = 0; i < mq; ++i) {
+      float* row = a + i * T;
+      double sum = 0.0;
+      for (int64_t j = 0; j <= t0 + i; ++j) sum += row[j];
+      const double inv = 1.0 / sum;
+      for (int64_t j = 0; j <= t0 + i; ++j) row[j] = static_cast<float>(row[j] * inv);
+    }
+  }
+}
+
 }  // namespace kernels

@@ -49,4 +49,13 @@ void attention_flash_backward(float* dqkv, const float* dout, const float* out,
                               const float* qkv, const float* lse, int64_t B, int64_t T,
                               int64_t C, int64_t NH, float dropout_p = 0.0f, uint64_t seed = 0);
 
+// The probabilities themselves, for looking at (tapegpt attention):
+// att[b,h,t,j] ∝ exp(q_t·k_j·scale - lse[b,h,t]) for j ≤ t and exactly 0
+// above the diagonal, with lse what attention_flash_forward saved — the
+// numbers the backward recomputes, each row divided by its sum so that it
+// sums to 1 up to float rounding (Note [Renormalised probabilities] in the
+// .cpp). att holds B·NH·T·T floats.
+void attention_flash_probs(float* att, const float* qkv, const float* lse, int64_t B,
+                           int64_t T, int64_t C, int64_t NH);
+
 }  // namespace kernels

@@ -13,6 +13,7 @@
 #include "nn/gpt.h"
 #include "train/cli_util.h"
 #include "train/commands.h"
+#include "train/init_from.h"
 #include "train/options.h"
 #include "train/presets.h"
 #include "train/trainer.h"
@@ -51,6 +52,8 @@ void add_options(cxxopts::Options& opts) {
       ("data", "prepared data directory (train.bin, val.bin, tokenizer.json)", cxxopts::value<std::string>())
       ("out", "run directory for ckpt.h5, best.h5, metrics.jsonl", cxxopts::value<std::string>())
       ("resume", "continue the run saved in this checkpoint", cxxopts::value<std::string>())
+      ("init-from", "start a new run from this checkpoint's weights (e.g. an imported GPT-2): fresh "
+       "optimizer, step 0; the shape comes from it, --block-size may crop it", cxxopts::value<std::string>())
       ("allow-data-change", "with --resume: accept token files that differ from the run's")
       ("overwrite", "start a new run even if --out already holds one (its ckpt.h5 is replaced)")
       ("threads", "worker threads (0 = all cores)", cxxopts::value<int>()->default_value("0"))
@@ -187,12 +190,14 @@ int cmd_train(int argc, char** argv) {
   cxxopts::Options opts("tapegpt train",
                         "Train a GPT on prepared token files, or resume a run from its checkpoint.\n"
                         "  tapegpt train --data DIR --out RUNDIR [flags]\n"
-                        "  tapegpt train --resume RUNDIR/ckpt.h5 [--max-steps N] [--out NEWDIR]");
+                        "  tapegpt train --resume RUNDIR/ckpt.h5 [--max-steps N] [--out NEWDIR]\n"
+                        "  tapegpt train --init-from CKPT --data DIR --out RUNDIR [flags]");
   add_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
   if (!r.unmatched().empty())
     throw tg::UsageError("unexpected argument '" + r.unmatched()[0] + "'; see 'tapegpt train --help'");
+  if (r.count("init-from")) return init_from_run(r, options_from_flags(r));
   return r.count("resume") ? resume_run(r) : start_run(r);
 }
 

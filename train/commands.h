@@ -12,5 +12,6 @@ int cmd_eval(int argc, char** argv);
 int cmd_sample(int argc, char** argv);
 int cmd_params(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_import(int argc, char** argv);
 
 }  // namespace cli

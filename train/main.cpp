@@ -27,6 +27,7 @@ const Command kCommands[] = {
     {"sample", cli::cmd_sample, "generate text from a checkpoint (KV cache)"},
     {"tokenize", cli::cmd_tokenize, "print the token ids of a text, or decode ids"},
     {"params", cli::cmd_params, "parameter table of a model, checkpoint or preset"},
+    {"import", cli::cmd_import, "import a Hugging Face GPT-2 (model.safetensors) as a checkpoint"},
     {"bench", cli::cmd_bench, "training and sampling speed, memory and a time profile"},
 };
 

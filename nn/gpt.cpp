@@ -70,11 +70,14 @@ void bind_views(GPT& m) {
   m.lm_head = c.tied ? m.wte : view_of(s, "lm_head.weight");
 }
 
-GPT make_gpt(const GPTConfig& config) {
+GPT make_gpt(const GPTConfig& config) { return make_gpt(config, make_parameter_store(config)); }
+
+GPT make_gpt(const GPTConfig& config, ParameterStore store) {
   TG_CHECK(config_error(config).empty());
+  TG_CHECK(!store.table.empty() && store.params.size() >= store.total && store.grads.size() >= store.total);
   GPT m;
   m.config = config;
-  m.store = make_parameter_store(config);
+  m.store = std::move(store);
   if (config.pos_encoding == PosEncoding::Sinusoidal) {
     m.sinusoid.resize(config.block_size * config.n_embd);
     fill_sinusoid(m.sinusoid.data(), config.block_size, config.n_embd);

@@ -41,6 +41,10 @@ struct GPT {
 // A model with all parameters zero (load a checkpoint or call gpt_init).
 // The config must already be valid (config_error(config) == "").
 GPT make_gpt(const GPTConfig& config);
+// The same over an existing store (a loaded checkpoint's), which must come
+// from make_parameter_store(config) with its training buffers: no second set
+// of buffers is allocated.
+GPT make_gpt(const GPTConfig& config, ParameterStore store);
 // Re-points the tensor views after `model.store` was replaced (e.g. loaded).
 void bind_views(GPT& model);
 

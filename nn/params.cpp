@@ -23,7 +23,7 @@ float* ParameterStore::grad(const std::string& name) {
   return grads.data() + p->offset;
 }
 
-ParameterStore make_parameter_store(const GPTConfig& c) {
+ParameterStore make_parameter_store(const GPTConfig& c, bool training) {
   const int64_t V = c.vocab_size, T = c.block_size, C = c.n_embd;
   ParameterStore store;
   auto add = [&](const std::string& name, std::vector<int64_t> shape) {
@@ -73,6 +73,7 @@ ParameterStore make_parameter_store(const GPTConfig& c) {
   }
   store.total = offset;
   store.params.resize(offset);
+  if (!training) return store;
   store.grads.resize(offset);
   store.m.resize(offset);
   store.v.resize(offset);

@@ -33,7 +33,9 @@ struct ParameterStore {
   float* grad(const std::string& name);
 };
 
-// Builds the table for a config and allocates the four zeroed buffers.
-ParameterStore make_parameter_store(const GPTConfig& config);
+// Builds the table for a config and allocates the four zeroed buffers, or
+// only `params` when !training (a converter needs no gradients or moments,
+// and for GPT-2 XL each buffer is 6 GB).
+ParameterStore make_parameter_store(const GPTConfig& config, bool training = true);
 
 }  // namespace nn

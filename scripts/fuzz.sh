@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan) and fuzzes one or all of
 # them for SECONDS each:  scripts/fuzz.sh TARGET|all SECONDS [libFuzzer flags]
-# Targets: checkpoint token_file tokenizer_json encode (tests/fuzz/README.md).
+# Targets: checkpoint token_file tokenizer_json encode safetensors (tests/fuzz/README.md).
 # The growing corpus and any crash inputs stay in $BUILD_DIR/fuzz-work/TARGET/;
 # copy a crash input to tests/fuzz/regressions/TARGET/ once it is understood.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-TARGETS=(checkpoint token_file tokenizer_json encode)
+TARGETS=(checkpoint token_file tokenizer_json encode safetensors)
 if [[ $# -lt 2 ]]; then
   echo "usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer flags]; targets: ${TARGETS[*]}" >&2
   exit 2

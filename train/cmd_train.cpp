@@ -12,6 +12,7 @@
 #include "nn/gpt.h"
 #include "train/cli_util.h"
 #include "train/commands.h"
+#include "train/init_from.h"
 #include "train/options.h"
 #include "train/presets.h"
 #include "train/run_dir.h"
@@ -51,6 +52,8 @@ void add_options(cxxopts::Options& opts) {
       ("data", "prepared data directory (train.bin, val.bin, tokenizer.json)", cxxopts::value<std::string>())
       ("out", "run directory for ckpt.h5, best.h5, metrics.jsonl", cxxopts::value<std::string>())
       ("resume", "continue the run saved in this checkpoint", cxxopts::value<std::string>())
+      ("init-from", "start a new run from this checkpoint's weights (e.g. an imported GPT-2): fresh "
+       "optimizer, step 0; the shape comes from it, --block-size may crop it", cxxopts::value<std::string>())
       ("allow-data-change", "with --resume: accept token files that differ from the run's")
       ("overwrite", "write into a directory that holds another run: that run's checkpoints and "
                     "metrics.jsonl are replaced once the new run logs its first step");
@@ -223,12 +226,14 @@ int cmd_train(int argc, char** argv) {
                         "Train a GPT on prepared token files, or resume a run from its checkpoint.\n"
                         "  tapegpt train --data DIR --out RUNDIR [flags]\n"
                         "  tapegpt train --resume RUNDIR/ckpt.h5 [--max-steps N] [--out NEWDIR]\n"
+                        "  tapegpt train --init-from CKPT --data DIR --out RUNDIR [flags]\n"
                         "A resumed run writes beside the checkpoint it was given, or into --out.");
   add_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
   if (!r.unmatched().empty())
     throw tg::UsageError("unexpected argument '" + r.unmatched()[0] + "'; see 'tapegpt train --help'");
+  if (r.count("init-from")) return init_from_run(r, options_from_flags(r));
   return r.count("resume") ? resume_run(r) : start_run(r);
 }
 

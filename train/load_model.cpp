@@ -7,10 +7,9 @@ namespace cli {
 
 LoadedModel load_model(const std::string& path) {
   checkpoints::Loaded ck = checkpoints::load_checkpoint(path, false);
-  LoadedModel out{nn::make_gpt(ck.meta.config), data::make_tokenizer(ck.meta.tokenizer), ck.meta.train.step};
-  out.model.store = std::move(ck.store);
-  nn::bind_views(out.model);
-  return out;
+  // The loaded store becomes the model's: no second copy of the buffers.
+  return LoadedModel{nn::make_gpt(ck.meta.config, std::move(ck.store)), data::make_tokenizer(ck.meta.tokenizer),
+                     ck.meta.train.step};
 }
 
 }  // namespace cli

@@ -28,6 +28,7 @@ const Command kCommands[] = {
     {"tokenize", cli::cmd_tokenize, "print the token ids of a text, or decode ids"},
     {"params", cli::cmd_params, "parameter table of a model, checkpoint or preset"},
     {"inspect", cli::cmd_inspect, "what a checkpoint holds, and whether its checksums verify"},
+    {"import", cli::cmd_import, "import a Hugging Face GPT-2 (model.safetensors) as a checkpoint"},
     {"bench", cli::cmd_bench, "training and sampling speed, memory and a time profile"},
     {"attention", cli::cmd_attention, "a page showing every attention head for a prompt"},
     {"embed", cli::cmd_embed, "nearest tokens, analogies and position similarity of embeddings"},

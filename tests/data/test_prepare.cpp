@@ -90,8 +90,9 @@ TEST_CASE("prepare rejects unusable inputs with a DataError naming them", "[prep
   CHECK_NOTHROW(data::prepare_corpus(o));
   o.inputs = {dir.file("missing.txt")};
   CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("missing.txt"));
-  o.inputs = {dir.path()};
-  CHECK_THROWS_AS(data::prepare_corpus(o), tg::DataError);
+  std::filesystem::create_directory(dir.file("empty_dir"));
+  o.inputs = {dir.file("empty_dir")};
+  CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("empty_dir") && Catch::Contains("no (non-hidden) files"));
 }
 
 TEST_CASE("prepare rejects bad options with a UsageError", "[prepare]") {

@@ -15,7 +15,7 @@ class ChunkCache {
  public:
   // At most max_entries chunks of up to kMaxChunkBytes each; when full the
   // cache starts over empty (cheap, and frequent words come back at once).
-  explicit ChunkCache(size_t max_entries = size_t{1} << 16);
+  explicit ChunkCache(size_t max_entries = size_t{1} << 15);
 
   static constexpr size_t kMaxChunkBytes = 64;  // longer chunks are rare; not worth keeping
 
@@ -24,13 +24,25 @@ class ChunkCache {
   void insert(std::string_view chunk, const int32_t* ids, size_t n);
 
  private:
+  // A chunk of up to 8 bytes is its own key (its bytes packed into a word),
+  // and when it encodes to one id (most words do) the id sits in the slot:
+  // a hit then reads one slot and nothing else. Longer chunks are keyed by
+  // their hash and compared against the key arena.
+  struct Slot {
+    uint64_t key;    // packed bytes (len <= 8) or hash
+    uint32_t len;    // chunk length, kInlineId bit set when value is the id; 0 = empty
+    int32_t value;   // the id, or index into entries_
+  };
   struct Entry {
-    uint64_t hash;
     uint32_t key_begin, key_len, ids_begin, ids_len;
   };
+  static constexpr uint32_t kInlineId = 0x80000000u;
   static uint64_t hash_of(std::string_view s);
+  static uint64_t pack(std::string_view s);
+  static uint64_t mix(uint64_t x);
   size_t max_entries_;
-  std::vector<uint32_t> slots_;  // open addressing: entry index + 1, 0 = empty
+  size_t size_ = 0;
+  std::vector<Slot> slots_;  // open addressing, at most half full
   std::vector<Entry> entries_;
   std::string keys_;
   std::vector<int32_t> ids_;

@@ -128,7 +128,9 @@ Written encode_corpus(const PrepareOptions& o, const Tokenizer& tok, const std::
     const auto n = static_cast<int64_t>(blocks.size());
     ids.resize(blocks.size());
     errors.assign(blocks.size(), nullptr);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    // Tiny blocks (tests) are not worth waking threads for.
+    const bool parallel = n > 1 && o.block_bytes >= 4096;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (parallel)
     for (int64_t i = 0; i < n; ++i) {
       ids[i].clear();
       try {

@@ -190,6 +190,25 @@ TEST_CASE("streaming prepare equals one-shot encoding for every tokenizer and bl
   }
 }
 
+TEST_CASE("parallel encoding of many blocks equals one-shot encoding", "[prepare_stream]") {
+  data_test::TempDir dir;
+  std::mt19937 rng(99);
+  const std::string text = random_text(rng, 40000);  // ~200 KB: ~50 blocks of 4 KiB, several batches
+  data_test::write_bytes(dir.file("a.txt"), text);
+  for (const std::string type : {"byte", "gpt2"}) {
+    INFO(type);
+    data::PrepareOptions o;
+    o.inputs = {dir.file("a.txt")};
+    o.tokenizer = type;
+    o.val_fraction = 0.1;
+    o.out_dir = dir.file("out");
+    o.block_bytes = 4096;
+    o.threads = 3;
+    data::prepare_corpus(o);
+    check_prepared(o.out_dir, one_shot(type, text, 0.1));
+  }
+}
+
 TEST_CASE("a glob or directory of documents with --eot equals their encodings joined by <|endoftext|>", "[prepare_stream]") {
   data_test::TempDir dir;
   std::filesystem::create_directory(dir.file("corpus"));

@@ -201,7 +201,7 @@ ByteReader::ByteReader(const std::string& path, int fd) : path_(path), fd_(fd) {
     struct stat st {};
     if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd_);
-      throw tg::DataError("input " + path + " is not a regular file (give files, directories or globs)");
+      throw tg::DataError("input " + path + " is not a regular file; give files, directories or globs, or pipe it in with --input -");
     }
   } else if (::lseek(fd_, 0, SEEK_SET) != 0) {
     throw tg::DataError("input " + path + ": cannot seek to its start (" + std::strerror(errno) + ")");

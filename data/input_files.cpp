@@ -22,12 +22,14 @@ bool is_hidden(const fs::path& p) {
 }
 
 // Regular files below `dir`, sorted, skipping hidden files and directories.
-void expand_dir(const std::string& dir, std::vector<std::string>& out) {
+void expand_dir(const std::string& dir, const std::string& skip_dir, std::vector<std::string>& out) {
   std::vector<std::string> files;
   std::error_code ec;
   fs::recursive_directory_iterator it(dir, fs::directory_options::none, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
-    if (is_hidden(it->path())) {
+    std::error_code eq;
+    const bool skip = !skip_dir.empty() && it->is_directory(eq) && fs::equivalent(it->path(), skip_dir, eq);
+    if (is_hidden(it->path()) || skip) {
       if (it->is_directory(ec)) it.disable_recursion_pending();
       continue;
     }
@@ -39,10 +41,10 @@ void expand_dir(const std::string& dir, std::vector<std::string>& out) {
   out.insert(out.end(), files.begin(), files.end());
 }
 
-void expand_existing(const std::string& path, std::vector<std::string>& out) {
+void expand_existing(const std::string& path, const std::string& skip_dir, std::vector<std::string>& out) {
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
-    expand_dir(path, out);
+    expand_dir(path, skip_dir, out);
   } else {
     out.push_back(path);  // a file, or something prepare will reject by name
   }
@@ -52,7 +54,7 @@ bool has_glob_chars(const std::string& s) { return s.find_first_of("*?[") != std
 
 }  // namespace
 
-std::vector<std::string> input_expand(const std::vector<std::string>& args) {
+std::vector<std::string> input_expand(const std::vector<std::string>& args, const std::string& skip_dir) {
   std::vector<std::string> out;
   bool stdin_seen = false;
   for (const std::string& arg : args) {
@@ -64,7 +66,7 @@ std::vector<std::string> input_expand(const std::vector<std::string>& args) {
     }
     struct stat st {};
     if (::stat(arg.c_str(), &st) == 0 || !has_glob_chars(arg)) {
-      expand_existing(arg, out);
+      expand_existing(arg, skip_dir, out);
       continue;
     }
     glob_t g{};
@@ -76,7 +78,7 @@ std::vector<std::string> input_expand(const std::vector<std::string>& args) {
       throw tg::DataError("--input '" + arg + "' matches no file; check the pattern (quote it so the shell leaves it to prepare)");
     }
     if (rc != 0) throw tg::DataError("--input '" + arg + "': listing the files it matches failed");
-    for (const std::string& m : matches) expand_existing(m, out);  // glob() sorts them
+    for (const std::string& m : matches) expand_existing(m, skip_dir, out);  // glob() sorts them
   }
   return out;
 }

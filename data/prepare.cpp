@@ -156,11 +156,10 @@ Written encode_corpus(const PrepareOptions& o, const Tokenizer& tok, const std::
 PrepareSummary prepare_corpus(const PrepareOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   check_options(o);
-  const std::vector<std::string> paths = input_expand(o.inputs);
-
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec) throw tg::DataError("cannot create --out directory " + o.out_dir + " (" + ec.message() + ")");
+  const std::vector<std::string> paths = input_expand(o.inputs, o.out_dir);
   std::unique_ptr<StdinCopy> stdin_copy;
   std::vector<CorpusInput> inputs;
   for (const std::string& p : paths) {

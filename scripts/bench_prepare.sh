@@ -76,9 +76,11 @@ for tok in byte char bpe; do
   run "prepare $tok" 50000000 "$T" prepare --input "$WORK/english-50.txt" --tokenizer "$tok" --out "$WORK/out"
   grep -o 'train.bin [0-9]* tokens' "$WORK/log"
 done
-echo "== bpe (vocab 1024) on the random corpus: cost of a bounded chunk table"
-for chunks in 1048576 65536 8192; do
-  run "prepare bpe --bpe-max-chunks $chunks" 50000000 "$T" prepare --input "$WORK/random-50.txt" --tokenizer bpe --bpe-max-chunks "$chunks" --out "$WORK/out"
-  grep -o 'train.bin [0-9]* tokens' "$WORK/log"
+echo "== bpe (vocab 1024): cost of a bounded chunk table (fewer train tokens = better compression)"
+for corpus in english random; do
+  for chunks in 1048576 65536 8192 1024; do
+    run "bpe $corpus --bpe-max-chunks $chunks" 50000000 "$T" prepare --input "$WORK/$corpus-50.txt" --tokenizer bpe --bpe-max-chunks "$chunks" --out "$WORK/out"
+    grep -o 'train.bin [0-9]* tokens' "$WORK/log"
+  done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

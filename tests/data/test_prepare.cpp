@@ -132,4 +132,11 @@ TEST_CASE("tapegpt prepare parses its flags", "[prepare][cli]") {
                   tg::UsageError);
   CHECK_THROWS_AS(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "char", "--vocab-size", "300", "--out", out}),
                   tg::UsageError);
+  CHECK(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "gpt2", "--eot", "--threads", "1", "--out", out}) == 0);
+  CHECK_THROWS_WITH(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "byte", "--eot", "--out", out}),
+                    Catch::Contains("--eot needs --tokenizer gpt2"));
+  CHECK_THROWS_AS(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "byte", "--threads", "-1", "--out", out}),
+                  tg::UsageError);
+  CHECK_THROWS_AS(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "bpe", "--bpe-max-chunks", "10", "--out", out}),
+                  tg::UsageError);
 }

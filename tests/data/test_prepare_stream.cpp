@@ -268,6 +268,12 @@ TEST_CASE("a glob or directory of documents with --eot equals their encodings jo
   expect = concat(expect, tok.encode("not matched by the glob"));
   CHECK(read_ids(o.out_dir + "/train.bin") == expect);
 
+  // An --out inside the input directory is not read back as input.
+  o.out_dir = dir.file("corpus/prepared");
+  data::prepare_corpus(o);
+  data::prepare_corpus(o);
+  CHECK(read_ids(o.out_dir + "/train.bin") == expect);
+
   o.tokenizer = "char";
   CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("--eot needs --tokenizer gpt2"));
   o.tokenizer = "gpt2";

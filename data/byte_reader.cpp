@@ -90,20 +90,21 @@ class GzipDecoder : public ByteReader::Decoder {
     z_.next_out = reinterpret_cast<Bytef*>(dst);
     z_.avail_out = want;
     while (z_.avail_out == want) {  // until some output, or the end
-      if (!in_.fill()) {
-        if (in_member_) corrupt(in_.path(), "gzip", "unexpected end of file");
-        break;
-      }
+      const bool more = in_.fill();
+      if (!more && !in_member_) break;  // the end, between members
+      // At the end of the file zlib may still hold output of the member.
       z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in_.data()));
-      z_.avail_in = static_cast<uInt>(in_.size());
+      z_.avail_in = more ? static_cast<uInt>(in_.size()) : 0;
       in_member_ = true;
       const int rc = inflate(&z_, Z_NO_FLUSH);
-      in_.consume(in_.size() - z_.avail_in);
+      if (more) in_.consume(in_.size() - z_.avail_in);
       if (rc == Z_STREAM_END) {
         in_member_ = false;
         inflateReset(&z_);
       } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
         corrupt(in_.path(), "gzip", z_.msg ? z_.msg : "zlib error " + std::to_string(rc));
+      } else if (!more && z_.avail_out == want) {
+        corrupt(in_.path(), "gzip", "unexpected end of file");
       }
     }
     return want - z_.avail_out;
@@ -162,15 +163,15 @@ class ZstdDecoder : public ByteReader::Decoder {
   size_t read(char* dst, size_t n) override {
     ZSTD_outBuffer out{dst, n, 0};
     while (out.pos == 0) {
-      if (!in_.fill()) {
-        if (frame_open_) corrupt(in_.path(), "zstd", "unexpected end of file");
-        break;
-      }
-      ZSTD_inBuffer inb{in_.data(), in_.size(), 0};
+      const bool more = in_.fill();
+      if (!more && !frame_open_) break;  // the end, between frames
+      // At the end of the file libzstd may still hold output of the frame.
+      ZSTD_inBuffer inb{in_.data(), more ? in_.size() : 0, 0};
       const size_t rc = ZSTD_decompressStream(ctx_, &out, &inb);
-      in_.consume(inb.pos);
       if (ZSTD_isError(rc)) corrupt(in_.path(), "zstd", ZSTD_getErrorName(rc));
+      if (more) in_.consume(inb.pos);
       frame_open_ = rc != 0;
+      if (!more && out.pos == 0 && frame_open_) corrupt(in_.path(), "zstd", "unexpected end of file");
     }
     return out.pos;
   }

@@ -88,7 +88,7 @@ void check_prepared(const std::string& out, const Expected& e) {
 
 std::string gzip(const std::string& s) {
   z_stream z{};
-  REQUIRE(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
+  REQUIRE(deflateInit2(&z, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) == Z_OK);
   std::string out(deflateBound(&z, s.size()) + 64, '\0');
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(s.data()));
   z.avail_in = static_cast<uInt>(s.size());
@@ -103,7 +103,7 @@ std::string gzip(const std::string& s) {
 std::string xz(const std::string& s) {
   std::string out(lzma_stream_buffer_bound(s.size()), '\0');
   size_t pos = 0;
-  REQUIRE(lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, nullptr, reinterpret_cast<const uint8_t*>(s.data()), s.size(),
+  REQUIRE(lzma_easy_buffer_encode(1, LZMA_CHECK_CRC64, nullptr, reinterpret_cast<const uint8_t*>(s.data()), s.size(),
                                   reinterpret_cast<uint8_t*>(out.data()), &pos, out.size()) == LZMA_OK);
   out.resize(pos);
   return out;
@@ -111,7 +111,7 @@ std::string xz(const std::string& s) {
 
 std::string zstd(const std::string& s) {
   std::string out(ZSTD_compressBound(s.size()), '\0');
-  const size_t n = ZSTD_compress(out.data(), out.size(), s.data(), s.size(), 3);
+  const size_t n = ZSTD_compress(out.data(), out.size(), s.data(), s.size(), 1);
   REQUIRE(!ZSTD_isError(n));
   out.resize(n);
   return out;
@@ -297,13 +297,29 @@ TEST_CASE("gzip, xz and zstd inputs give what their plain text gives", "[prepare
     o.tokenizer = "gpt2";
     o.val_fraction = 0.2;
     o.out_dir = dir.file("out");
-    o.block_bytes = 64;
+    o.block_bytes = 4096;
     data::prepare_corpus(o);
     return std::make_pair(read_ids(o.out_dir + "/train.bin"), read_ids(o.out_dir + "/val.bin"));
   };
   const auto plain = run({"a.txt", "b.txt"});
   CHECK(run({"a.gz", "b.zst"}) == plain);
   CHECK(run({"a.xz", "b.txt"}) == plain);
+
+  // Larger than every read buffer, so the decoders must flush what they hold.
+  // Half varied text, half one line repeated, which compresses so well that
+  // the decoders take in the last input long before giving the last output.
+  std::string big;
+  while (big.size() < (size_t{3} << 20)) big += random_text(rng, 1000);
+  const std::string line = random_text(rng, 100) + "\n";
+  while (big.size() < (size_t{6} << 20)) big += line;
+  data_test::write_bytes(dir.file("big.txt"), big);
+  data_test::write_bytes(dir.file("big.gz"), gzip(big));
+  data_test::write_bytes(dir.file("big.xz"), xz(big));
+  data_test::write_bytes(dir.file("big.zst"), zstd(big));
+  const auto big_plain = run({"big.txt"});
+  CHECK(run({"big.gz"}) == big_plain);
+  CHECK(run({"big.xz"}) == big_plain);
+  CHECK(run({"big.zst"}) == big_plain);
 
   std::string broken = gzip(a);
   broken.resize(broken.size() / 2);

@@ -172,7 +172,7 @@ TEST_CASE("streaming prepare equals one-shot encoding for every tokenizer and bl
   for (const std::string type : {"byte", "char", "bpe", "gpt2"}) {
     for (const double f : {0.0, 0.37}) {
       const Expected e = one_shot(type, text, f);
-      for (const int64_t block : {1, 2, 3, 5, 16, 100, 1 << 20}) {
+      for (const int64_t block : {1, 2, 5, 64, 1 << 20}) {
         INFO(type << " val_fraction " << f << " block " << block);
         data::PrepareOptions o;
         o.inputs = {dir.file("a.txt"), dir.file("b.txt")};
@@ -241,7 +241,7 @@ TEST_CASE("a glob or directory of documents with --eot equals their encodings jo
         expect[1] = concat(expect[1], tok.encode(std::string_view(text).substr(b, end - b)));
       }
     }
-    for (const int64_t block : {1, 7, 1 << 20}) {
+    for (const int64_t block : {1, 1 << 20}) {
       INFO("val_fraction " << f << " block " << block);
       data::PrepareOptions o;
       o.inputs = {dir.file("corpus/doc*.txt")};
@@ -290,11 +290,11 @@ TEST_CASE("gzip, xz and zstd inputs give what their plain text gives", "[prepare
   data_test::write_bytes(dir.file("a.gz"), gzip(a.substr(0, 1000)) + gzip(a.substr(1000)));  // two members
   data_test::write_bytes(dir.file("a.xz"), xz(a));
   data_test::write_bytes(dir.file("b.zst"), zstd(b.substr(0, 100)) + zstd(b.substr(100)));    // two frames
-  auto run = [&](std::vector<std::string> inputs) {
+  auto run = [&](std::vector<std::string> inputs, const std::string& tokenizer = "gpt2") {
     data::PrepareOptions o;
     for (auto& i : inputs) i = dir.file(i);
     o.inputs = inputs;
-    o.tokenizer = "gpt2";
+    o.tokenizer = tokenizer;
     o.val_fraction = 0.2;
     o.out_dir = dir.file("out");
     o.block_bytes = 4096;
@@ -309,17 +309,17 @@ TEST_CASE("gzip, xz and zstd inputs give what their plain text gives", "[prepare
   // Half varied text, half one line repeated, which compresses so well that
   // the decoders take in the last input long before giving the last output.
   std::string big;
-  while (big.size() < (size_t{3} << 20)) big += random_text(rng, 1000);
+  while (big.size() < (size_t{3} << 19)) big += random_text(rng, 1000);
   const std::string line = random_text(rng, 100) + "\n";
-  while (big.size() < (size_t{6} << 20)) big += line;
+  while (big.size() < (size_t{3} << 20)) big += line;
   data_test::write_bytes(dir.file("big.txt"), big);
   data_test::write_bytes(dir.file("big.gz"), gzip(big));
   data_test::write_bytes(dir.file("big.xz"), xz(big));
   data_test::write_bytes(dir.file("big.zst"), zstd(big));
-  const auto big_plain = run({"big.txt"});
-  CHECK(run({"big.gz"}) == big_plain);
-  CHECK(run({"big.xz"}) == big_plain);
-  CHECK(run({"big.zst"}) == big_plain);
+  const auto big_plain = run({"big.txt"}, "byte");
+  CHECK(run({"big.gz"}, "byte") == big_plain);
+  CHECK(run({"big.xz"}, "byte") == big_plain);
+  CHECK(run({"big.zst"}, "byte") == big_plain);
 
   std::string broken = gzip(a);
   broken.resize(broken.size() / 2);

@@ -25,8 +25,8 @@ bool js_space(uint32_t cp) {
 
 bool continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
-// The code point starting at i, or 0xFFFFFFFF when it is not valid UTF-8
-// (the tokenizer then rejects the text anyway, so any answer is fine).
+// The code point starting at i, or 0xFFFFFFFF when it is not valid UTF-8 or
+// is cut short by the end of s.
 uint32_t code_point_at(std::string_view s, size_t i) {
   const size_t len = (static_cast<unsigned char>(s[i]) < 0x80) ? 1 : (static_cast<unsigned char>(s[i]) >= 0xF0) ? 4
                      : (static_cast<unsigned char>(s[i]) >= 0xE0) ? 3 : 2;
@@ -79,8 +79,12 @@ bool is_safe_cut(CutRule rule, std::string_view text, size_t p) {
     case CutRule::kGpt2:
       if (b < 0x80 && ascii_letter(a)) return !ascii_letter(b);
       if (b < 0x80 && ascii_digit(a)) return !ascii_digit(b);
-      if (a != '\n' || continuation(b) || js_space(code_point_at(text, p))) return false;
-      return p == 1 || !js_space(code_point_before(text, p - 1));
+      if (a != '\n' || continuation(b)) return false;
+      // A character cut off by the end of `text` might be a space: not safe.
+      if (const uint32_t cp = code_point_at(text, p); cp == 0xFFFFFFFF || js_space(cp)) return false;
+      if (p == 1) return true;
+      const uint32_t before = code_point_before(text, p - 1);
+      return before != 0xFFFFFFFF && !js_space(before);
   }
   return false;
 }

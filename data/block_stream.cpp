@@ -84,7 +84,10 @@ const std::vector<TextBlock>& BlockStream::next_batch(size_t max_bytes) {
         const size_t hi = pos + block_bytes_;
         if (hi < view.size()) {
           end = safe_cut_at_or_before(rule_, view, hi, pos + 1);
-          if (end == 0) end = safe_cut_at_or_after(rule_, view, hi + 1);
+          // Forward, skipping what an earlier (stuck) search already found cut-free.
+          const auto from = static_cast<size_t>(std::max<int64_t>(static_cast<int64_t>(hi + 1), no_cut_until_ - buf_start_));
+          if (end == 0 && from < view.size()) end = safe_cut_at_or_after(rule_, view, from);
+          if (end == 0) no_cut_until_ = buf_start_ + static_cast<int64_t>(view.size());
         }
         if (end == 0 && seg_end != kNone) end = static_cast<size_t>(seg_end - buf_start_);
         if (end == 0) {

@@ -60,6 +60,7 @@ class BlockStream {
   std::deque<int64_t> doc_ends_;  // text offsets of document ends read but not yet passed
   int split_ = 0;
   bool doc_start_next_ = false;
+  int64_t no_cut_until_ = 0;  // text offset: no safe cut found before it (after the last block)
 
   struct Span { size_t begin, end; int split; bool doc_start; };
   std::vector<Span> spans_;

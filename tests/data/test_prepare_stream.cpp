@@ -142,6 +142,12 @@ TEST_CASE("every safe cut splits the ids exactly, for every tokenizer", "[prepar
     }
     CHECK(cuts > 200);  // the rules do find cuts in such text
   }
+  // A newline before a character that the text cuts short: it may be a
+  // space (U+3000 here), so the cut is not safe until the character is whole.
+  const std::string ideographic_space = "a\n\xe3\x80\x80" "b";
+  CHECK_FALSE(data::is_safe_cut(data::CutRule::kGpt2, std::string_view(ideographic_space).substr(0, 3), 2));
+  CHECK_FALSE(data::is_safe_cut(data::CutRule::kGpt2, ideographic_space, 2));
+  CHECK(data::is_safe_cut(data::CutRule::kGpt2, "a\nb", 2));
 }
 
 TEST_CASE("the GPT-2 ASCII fast path finds the words PCRE2 finds", "[prepare_stream]") {

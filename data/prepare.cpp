@@ -106,6 +106,14 @@ TokenizerSpec learn_bpe(const PrepareOptions& o, const std::vector<CorpusInput>&
   return bpe_train_counts(counter.sorted(), vocab, progress);
 }
 
+// Made only once the inputs have passed their checks (or standard input
+// needs a place), so a mistake leaves no empty directory behind.
+void make_out_dir(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw tg::DataError("cannot create --out directory " + dir + " (" + ec.message() + ")");
+}
+
 struct Written {
   int64_t train_tokens = 0, val_tokens = 0, cut = 0;
 };
@@ -156,9 +164,6 @@ Written encode_corpus(const PrepareOptions& o, const Tokenizer& tok, const std::
 PrepareSummary prepare_corpus(const PrepareOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   check_options(o);
-  std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  if (ec) throw tg::DataError("cannot create --out directory " + o.out_dir + " (" + ec.message() + ")");
   const std::vector<std::string> paths = input_expand(o.inputs, o.out_dir);
   std::unique_ptr<StdinCopy> stdin_copy;
   std::vector<CorpusInput> inputs;
@@ -166,6 +171,7 @@ PrepareSummary prepare_corpus(const PrepareOptions& o) {
     CorpusInput in;
     in.path = p;
     if (p == "-") {
+      make_out_dir(o.out_dir);
       stdin_copy = std::make_unique<StdinCopy>(o.out_dir);
       in.path = "standard input";
       in.fd = stdin_copy->fd();
@@ -207,6 +213,7 @@ PrepareSummary prepare_corpus(const PrepareOptions& o) {
   // every one is complete, so a failure (a full disk) never leaves a new
   // train.bin beside an old val.bin or tokenizer.json.
   const std::string dir = o.out_dir;
+  make_out_dir(dir);
   AtomicFile train_file(dir + "/train.bin"), val_file(dir + "/val.bin"), json_file(dir + "/tokenizer.json");
   TokenWriter train(train_file, dir + "/train.bin", tok.vocab_size());
   TokenWriter val(val_file, dir + "/val.bin", tok.vocab_size());

@@ -284,7 +284,9 @@ TEST_CASE("a glob or directory of documents with --eot equals their encodings jo
   CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("--eot needs --tokenizer gpt2"));
   o.tokenizer = "gpt2";
   o.inputs = {dir.file("corpus/*.json")};
+  o.out_dir = dir.file("never_made");
   CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("matches no file"));
+  CHECK_FALSE(std::filesystem::exists(o.out_dir));  // a mistake leaves no empty --out behind
 }
 
 TEST_CASE("gzip, xz and zstd inputs give what their plain text gives", "[prepare_stream]") {

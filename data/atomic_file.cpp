@@ -70,6 +70,13 @@ void AtomicFile::write(const void* bytes, size_t n) {
   if (n > 0 && std::fwrite(bytes, 1, n, file_) != n) fail("writing");
 }
 
+void AtomicFile::rewrite_start(const void* bytes, size_t n) {
+  if (file_ == nullptr) fail("writing after an earlier error");
+  if (std::fseek(file_, 0, SEEK_SET) != 0) fail("seeking");
+  if (n > 0 && std::fwrite(bytes, 1, n, file_) != n) fail("writing");
+  if (std::fseek(file_, 0, SEEK_END) != 0) fail("seeking");
+}
+
 void AtomicFile::commit() {
   finish();
   publish();

@@ -20,6 +20,9 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   void write(const void* bytes, size_t n);
+  // Overwrites the first n bytes written so far (a header whose counts are
+  // known only at the end); later writes still append.
+  void rewrite_start(const void* bytes, size_t n);
   void commit();  // finish() then publish()
   // The two halves of commit(), for replacing several files together: finish
   // every file (flushed, fsynced, closed) before publishing (renaming) any.

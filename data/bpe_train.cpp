@@ -45,6 +45,53 @@ struct Word {
 }  // namespace
 
 TokenizerSpec bpe_train(std::string_view text, int64_t vocab_size, const Progress& progress) {
+  ChunkCounter counter(0);
+  counter.add(text);
+  return bpe_train_counts(counter.sorted(), vocab_size, progress);
+}
+
+ChunkCounter::ChunkCounter(size_t max_entries) : max_entries_(max_entries) {}
+
+void ChunkCounter::add(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t end = byte_chunk_end(text, i);
+    if (end - i >= 2) {  // nothing to merge in a single byte
+      ++counts_[std::string(text.substr(i, end - i))];
+      if (max_entries_ > 0 && counts_.size() > max_entries_) prune();
+    }
+    i = end;
+  }
+}
+
+// Note [Bounded chunk counts]: when the table is full, every chunk seen at
+// most `floor_` times is forgotten, the floor doubling until at most half
+// the table is left. Frequent chunks, which decide the merges, stay with
+// exact counts from the moment they last entered; rare ones (counts below
+// the final floor) may be missing or undercounted.
+void ChunkCounter::prune() {
+  while (counts_.size() > max_entries_ / 2) {
+    for (auto it = counts_.begin(); it != counts_.end();) {
+      if (it->second <= floor_) {
+        dropped_ += it->second;
+        it = counts_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (counts_.size() > max_entries_ / 2) floor_ *= 2;
+  }
+  ++prunes_;
+}
+
+std::vector<std::pair<std::string, int64_t>> ChunkCounter::sorted() {
+  std::vector<std::pair<std::string, int64_t>> chunks(counts_.begin(), counts_.end());
+  counts_.clear();
+  std::sort(chunks.begin(), chunks.end());
+  return chunks;
+}
+
+TokenizerSpec bpe_train_counts(const std::vector<std::pair<std::string, int64_t>>& chunks, int64_t vocab_size,
+                               const Progress& progress) {
   if (vocab_size < 256 || vocab_size > kMaxVocabSize) {
     throw tg::UsageError("--vocab-size " + std::to_string(vocab_size) + " is outside [256, " +
                          std::to_string(kMaxVocabSize) + "] for the bpe tokenizer (256 bytes + merges)");
@@ -53,20 +100,10 @@ TokenizerSpec bpe_train(std::string_view text, int64_t vocab_size, const Progres
   spec.type = "bpe";
   for (int b = 0; b < 256; ++b) spec.tokens.push_back(std::string(1, static_cast<char>(b)));
 
-  // Distinct chunks, sorted so word numbering does not depend on hashing.
-  std::unordered_map<std::string_view, int64_t> chunk_counts;
-  for (size_t i = 0; i < text.size();) {
-    const size_t end = byte_chunk_end(text, i);
-    ++chunk_counts[text.substr(i, end - i)];
-    i = end;
-  }
-  std::vector<std::pair<std::string_view, int64_t>> chunks(chunk_counts.begin(), chunk_counts.end());
-  chunk_counts.clear();
-  std::sort(chunks.begin(), chunks.end());
   std::vector<Word> words;
   words.reserve(chunks.size());
   for (const auto& [chunk, count] : chunks) {
-    if (chunk.size() < 2) continue;  // nothing to merge in a single byte
+    if (chunk.size() < 2) continue;
     Word w{{}, count};
     for (char c : chunk) w.ids.push_back(static_cast<unsigned char>(c));
     words.push_back(std::move(w));

@@ -2,7 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "data/tokenizer.h"
 #include "data/tokenizer_spec.h"
@@ -17,5 +21,28 @@ namespace data {
 // (merges done, merges wanted). Throws tg::UsageError when vocab_size is
 // outside [256, kMaxVocabSize].
 TokenizerSpec bpe_train(std::string_view text, int64_t vocab_size, const Progress& progress = nullptr);
+
+// The same from chunk counts (sorted by chunk, as ChunkCounter::sorted).
+TokenizerSpec bpe_train_counts(const std::vector<std::pair<std::string, int64_t>>& chunks, int64_t vocab_size,
+                               const Progress& progress = nullptr);
+
+// Counts the chunks of a text given in pieces cut at safe cuts (so chunks
+// never cross a piece), in a table of at most max_entries chunks (0: no
+// limit; Note [Bounded chunk counts] in bpe_train.cpp).
+class ChunkCounter {
+ public:
+  explicit ChunkCounter(size_t max_entries);
+  void add(std::string_view text);
+  // The counts, sorted by chunk; empties the table.
+  std::vector<std::pair<std::string, int64_t>> sorted();
+  int64_t dropped() const { return dropped_; }  // chunk occurrences forgotten
+  int64_t prunes() const { return prunes_; }
+
+ private:
+  void prune();
+  size_t max_entries_;
+  std::unordered_map<std::string, int64_t> counts_;
+  int64_t floor_ = 1, dropped_ = 0, prunes_ = 0;
+};
 
 }  // namespace data

@@ -44,15 +44,17 @@ const pcre2_code* gpt2_pattern() {
 
 }  // namespace
 
-void gpt2_split(std::string_view text, const std::function<void(size_t, size_t)>& emit) {
+namespace {
+
+struct Matcher {
   const pcre2_code* code = gpt2_pattern();
-  std::unique_ptr<pcre2_match_data, MatchDataDeleter> md(
-      pcre2_match_data_create_from_pattern(code, nullptr));
-  TG_CHECK(md != nullptr);
-  const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const int rc = pcre2_match(code, subject, text.size(), pos, PCRE2_NO_UTF_CHECK, md.get(), nullptr);
+  std::unique_ptr<pcre2_match_data, MatchDataDeleter> md{pcre2_match_data_create_from_pattern(code, nullptr)};
+  Matcher() { TG_CHECK(md != nullptr); }
+
+  // End of the regex match that starts at pos.
+  size_t match_end(std::string_view text, size_t pos) {
+    const int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), pos,
+                               PCRE2_NO_UTF_CHECK, md.get(), nullptr);
     if (rc < 0) {
       // Only resource limits can fail here (every code point matches some
       // alternative), and they depend on the input, so this is a DataError.
@@ -63,8 +65,88 @@ void gpt2_split(std::string_view text, const std::function<void(size_t, size_t)>
     }
     const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.get());
     TG_CHECK(ov[0] == pos && ov[1] > ov[0]);
-    emit(ov[0], ov[1]);
-    pos = ov[1];
+    return ov[1];
+  }
+};
+
+// ASCII classes as the regex sees them: \p{L}, \p{N} and JavaScript's \s.
+enum AsciiClass : unsigned char { kLetter, kDigit, kSpace, kOther, kNonAscii };
+
+struct AsciiTable {
+  AsciiClass cls[256];
+  AsciiTable() {
+    for (int c = 0; c < 256; ++c) {
+      cls[c] = c >= 0x80 ? kNonAscii
+               : ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) ? kLetter
+               : (c >= '0' && c <= '9') ? kDigit
+               : (c == ' ' || (c >= '\t' && c <= '\r')) ? kSpace
+                                                         : kOther;
+    }
+  }
+};
+const AsciiTable kAscii;
+
+inline AsciiClass class_at(std::string_view t, size_t i) {
+  return i < t.size() ? kAscii.cls[static_cast<unsigned char>(t[i])] : kSpace;
+}
+
+// Note [GPT-2 ASCII fast path]: where the regex's match from pos lies in
+// ASCII text and is decided by ASCII characters, it is found here without
+// PCRE2, alternative by alternative in the pattern's order; 0 means "ask
+// PCRE2" (a non-ASCII character starts, continues or ends the match, since
+// it may be a letter, digit or space). Tested against PCRE2 alone.
+size_t ascii_match_end(std::string_view t, size_t pos) {
+  const size_t n = t.size();
+  const AsciiClass c = class_at(t, pos);
+  if (c == kNonAscii) return 0;
+  if (t[pos] == '\'' && pos + 1 < n) {  // 's|'t|'re|'ve|'m|'ll|'d
+    const char a = t[pos + 1];
+    const char b = pos + 2 < n ? t[pos + 2] : 0;
+    if (a == 's' || a == 't' || a == 'm' || a == 'd') return pos + 2;
+    if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return pos + 3;
+  }
+  size_t i = pos;
+  AsciiClass run = c;
+  if (t[pos] == ' ' && pos + 1 < n) {  // " ?" before a letter, digit or other run
+    const AsciiClass next = class_at(t, pos + 1);
+    if (next == kNonAscii) return 0;
+    if (next != kSpace) {
+      run = next;
+      i = pos + 1;
+    }
+  }
+  if (run != kSpace) {  // ' ?\p{L}+', ' ?\p{N}+', ' ?[^\s\p{L}\p{N}]+'
+    while (i < n && class_at(t, i) == run) ++i;
+    return i < n && class_at(t, i) == kNonAscii ? 0 : i;
+  }
+  // \s+(?!\S) | \s+: the whole run at the end of the text or before more
+  // space; before a non-space, all but its last character (the run minus one
+  // is followed by a space), or the one character of a run of one.
+  while (i < n && class_at(t, i) == kSpace) ++i;
+  if (i == n) return n;
+  if (class_at(t, i) == kNonAscii) return 0;
+  return i - pos >= 2 ? i - 1 : i;
+}
+
+}  // namespace
+
+void gpt2_split(std::string_view text, const std::function<void(size_t, size_t)>& emit) {
+  Matcher m;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = ascii_match_end(text, pos);
+    if (end == 0) end = m.match_end(text, pos);
+    emit(pos, end);
+    pos = end;
+  }
+}
+
+void gpt2_split_reference(std::string_view text, const std::function<void(size_t, size_t)>& emit) {
+  Matcher m;
+  for (size_t pos = 0; pos < text.size();) {
+    const size_t end = m.match_end(text, pos);
+    emit(pos, end);
+    pos = end;
   }
 }
 

@@ -17,6 +17,10 @@ namespace data {
 // as a JavaScript /u regex. JavaScript's \s is not PCRE2's: it includes U+FEFF
 // and excludes U+0085 and U+180E, so \s is spelled out as JavaScript's class.
 // The pattern is compiled once (PCRE2_UTF | PCRE2_UCP, JIT when available).
+// Most matches in ASCII text are found without PCRE2 (Note [GPT-2 ASCII
+// fast path] in gpt2_split.cpp); gpt2_split_reference asks PCRE2 for every
+// match and is the test oracle.
 void gpt2_split(std::string_view text, const std::function<void(size_t, size_t)>& emit);
+void gpt2_split_reference(std::string_view text, const std::function<void(size_t, size_t)>& emit);
 
 }  // namespace data

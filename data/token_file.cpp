@@ -47,6 +47,15 @@ constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
 
 int token_width_for_vocab(int64_t vocab_size) { return vocab_size <= 65536 ? 2 : 4; }
 
+void token_file_header(unsigned char out[kTokenFileHeaderBytes], int64_t n, int64_t vocab_size) {
+  std::memset(out, 0, kTokenFileHeaderBytes);
+  std::memcpy(out, kTokenFileMagic, 8);
+  put_le(out + 8, kTokenFileVersion, 4);
+  put_le(out + 12, static_cast<uint64_t>(token_width_for_vocab(vocab_size)), 4);
+  put_le(out + 16, static_cast<uint64_t>(n), 8);
+  put_le(out + 24, static_cast<uint64_t>(vocab_size), 4);
+}
+
 void token_file_write(const std::string& path, const int32_t* tokens, int64_t n, int64_t vocab_size) {
   AtomicFile file(path);
   token_file_write_to(file, path, tokens, n, vocab_size);
@@ -60,12 +69,8 @@ void token_file_write_to(AtomicFile& file, const std::string& path, const int32_
                         " does not fit a token file (1 .. 2^31-1)");
   }
   const int width = token_width_for_vocab(vocab_size);
-  unsigned char header[kTokenFileHeaderBytes] = {};
-  std::memcpy(header, kTokenFileMagic, 8);
-  put_le(header + 8, kTokenFileVersion, 4);
-  put_le(header + 12, static_cast<uint64_t>(width), 4);
-  put_le(header + 16, static_cast<uint64_t>(n), 8);
-  put_le(header + 24, static_cast<uint64_t>(vocab_size), 4);
+  unsigned char header[kTokenFileHeaderBytes];
+  token_file_header(header, n, vocab_size);
 
   file.write(header, sizeof header);
   constexpr int64_t kBlock = 1 << 16;

@@ -29,6 +29,8 @@ int token_width_for_vocab(int64_t vocab_size);
 // any failure (leaving an existing file intact and no temporary file), when
 // vocab_size is outside [1, 2^31) or when a token is outside [0, vocab_size).
 void token_file_write(const std::string& path, const int32_t* tokens, int64_t n, int64_t vocab_size);
+// The 32-byte header of a file of n tokens (vocab_size in [1, 2^31)).
+void token_file_header(unsigned char out[kTokenFileHeaderBytes], int64_t n, int64_t vocab_size);
 class AtomicFile;
 // The same into an open AtomicFile, which the caller finishes and publishes.
 void token_file_write_to(AtomicFile& file, const std::string& path, const int32_t* tokens, int64_t n,

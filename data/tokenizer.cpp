@@ -6,6 +6,7 @@
 
 #include "autograd/errors.h"
 #include "data/byte_split.h"
+#include "data/chunk_cache.h"
 #include "data/gpt2_split.h"
 #include "data/tokenizer_impl.h"
 #include "data/utf8.h"
@@ -13,8 +14,6 @@
 namespace data {
 namespace {
 
-constexpr size_t kCacheMaxEntries = size_t{1} << 18;
-constexpr size_t kCacheMaxChunkBytes = 256;     // longer chunks are rare; not worth keeping
 constexpr int64_t kProgressEvery = int64_t{1} << 20;
 
 void check_utf8(std::string_view text, const std::string& type) {
@@ -25,27 +24,16 @@ void check_utf8(std::string_view text, const std::string& type) {
   }
 }
 
-// Appends the BPE ids of one chunk, through the shared word cache.
-void encode_chunk(const Tokenizer::Impl& t, std::string_view chunk, std::vector<int32_t>& out) {
-  if (chunk.size() > kCacheMaxChunkBytes) {
-    bpe_merge_chunk(t.merges, chunk, out);
+// Appends the BPE ids of one chunk, through the caller's cache.
+void encode_chunk(const Tokenizer::Impl& t, std::string_view chunk, std::vector<int32_t>& out, ChunkCache& cache) {
+  size_t n = 0;
+  if (const int32_t* ids = cache.find(chunk, n)) {
+    out.insert(out.end(), ids, ids + n);
     return;
   }
-  std::string key(chunk);
-  {
-    std::lock_guard<std::mutex> lock(t.cache_mutex);
-    auto it = t.cache.find(key);
-    if (it != t.cache.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
-      return;
-    }
-  }
-  std::vector<int32_t> ids;
-  bpe_merge_chunk(t.merges, chunk, ids);
-  out.insert(out.end(), ids.begin(), ids.end());
-  std::lock_guard<std::mutex> lock(t.cache_mutex);
-  if (t.cache.size() >= kCacheMaxEntries) t.cache.clear();
-  t.cache.emplace(std::move(key), std::move(ids));
+  const size_t before = out.size();
+  bpe_merge_chunk(t.merges, chunk, out);
+  cache.insert(chunk, out.data() + before, out.size() - before);
 }
 
 // Calls progress every kProgressEvery bytes of text consumed.
@@ -67,17 +55,24 @@ struct ProgressTicker {
 }  // namespace
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, const Progress& progress) const {
-  const Impl& t = *impl_;
   std::vector<int32_t> out;
+  ChunkCache cache(std::min<size_t>(size_t{1} << 16, text.size() / 4 + 16));  // short texts, small table
+  encode_append(text, out, cache, progress);
+  return out;
+}
+
+void Tokenizer::encode_append(std::string_view text, std::vector<int32_t>& out, ChunkCache& cache,
+                              const Progress& progress) const {
+  const Impl& t = *impl_;
   ProgressTicker ticker{progress, static_cast<int64_t>(text.size())};
   switch (t.kind) {
     case TokenizerKind::kByte:
-      out.reserve(text.size());
+      out.reserve(out.size() + text.size());
       for (char c : text) out.push_back(static_cast<unsigned char>(c));
       break;
     case TokenizerKind::kChar: {
       check_utf8(text, "char");
-      out.reserve(text.size());
+      out.reserve(out.size() + text.size());
       for (size_t i = 0; i < text.size();) {
         const size_t at = i;
         const uint32_t cp = utf8_next(text, i);
@@ -93,25 +88,24 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, const Progress& pr
       break;
     }
     case TokenizerKind::kBpe:
-      out.reserve(text.size() / 3);
+      out.reserve(out.size() + text.size() / 3);
       for (size_t i = 0; i < text.size();) {
         const size_t end = byte_chunk_end(text, i);
-        encode_chunk(t, text.substr(i, end - i), out);
+        encode_chunk(t, text.substr(i, end - i), out, cache);
         i = end;
         ticker.at(static_cast<int64_t>(i));
       }
       break;
     case TokenizerKind::kGpt2:
       check_utf8(text, "gpt2");
-      out.reserve(text.size() / 3);
+      out.reserve(out.size() + text.size() / 3);
       gpt2_split(text, [&](size_t begin, size_t end) {
-        encode_chunk(t, text.substr(begin, end - begin), out);
+        encode_chunk(t, text.substr(begin, end - begin), out, cache);
         ticker.at(static_cast<int64_t>(end));
       });
       break;
   }
   ticker.finish();
-  return out;
 }
 
 std::string Tokenizer::decode(const int32_t* ids, size_t n) const {

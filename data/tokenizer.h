@@ -18,8 +18,10 @@ namespace data {
 // prepare uses it to draw a progress line.
 using Progress = std::function<void(int64_t done, int64_t total)>;
 
-// An immutable tokenizer. Copies are cheap and share one cache of encoded
-// words (guarded by a mutex, so encode may be called from several threads).
+class ChunkCache;
+
+// An immutable tokenizer: copies are cheap, and encode may be called from
+// several threads at once.
 class Tokenizer {
  public:
   // Token ids of `text`. Throws tg::DataError when the text cannot be encoded:
@@ -27,6 +29,10 @@ class Tokenizer {
   // message names the character and its byte offset. byte and bpe accept any
   // bytes and round-trip them exactly: decode(encode(x)) == x.
   std::vector<int32_t> encode(std::string_view text, const Progress& progress = nullptr) const;
+  // The same ids appended to `out`, through a cache of encoded chunks that the
+  // caller keeps across calls (one per thread; see chunk_cache.h).
+  void encode_append(std::string_view text, std::vector<int32_t>& out, ChunkCache& cache,
+                     const Progress& progress = nullptr) const;
 
   // The bytes the ids stand for (not necessarily valid UTF-8 for byte, bpe and
   // gpt2). Throws tg::DataError naming the first id outside [0, vocab_size).

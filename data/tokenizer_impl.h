@@ -2,7 +2,6 @@
 // tokenizer.cpp (encode/decode) and make_tokenizer.cpp (validation, building).
 #pragma once
 
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -19,11 +18,6 @@ struct Tokenizer::Impl {
   TokenizerKind kind = TokenizerKind::kByte;
   std::unordered_map<uint32_t, int32_t> char_ids;  // char: code point -> id
   MergeTable merges;                               // bpe, gpt2
-
-  // Encoded words by their bytes: text repeats words, so BPE runs once per
-  // distinct word. Bounded; cleared when full.
-  mutable std::mutex cache_mutex;
-  mutable std::unordered_map<std::string, std::vector<int32_t>> cache;
 };
 
 }  // namespace data

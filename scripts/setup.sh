@@ -3,6 +3,7 @@
 # second run installs nothing new. Runs as root, or through sudo otherwise.
 set -euo pipefail
 
+# zlib, liblzma and libzstd let prepare read gzip, xz and zstd corpora.
 # The OpenMP build of OpenBLAS shares gcc's OpenMP thread pool with our own
 # kernels, so BLAS threads and kernel threads never fight over the cores.
 PACKAGES=(
@@ -12,6 +13,7 @@ PACKAGES=(
   libcxxopts-dev catch2
   libpcre2-dev nlohmann-json3-dev
   mount  # mount/umount: the tmpfs disk-full tests (unshare is in essential util-linux)
+  zlib1g-dev liblzma-dev libzstd-dev
 )
 # Optional cross-check tools (PyTorch parity, h5py round trips): only with
 # TAPEGPT_WITH_TORCH=1, since they are large and the core needs none of them.

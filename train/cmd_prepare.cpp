@@ -19,14 +19,18 @@ int cmd_prepare(int argc, char** argv) {
   cxxopts::Options options("tapegpt prepare",
                            "Tokenize text files into DIR/train.bin, DIR/val.bin and DIR/tokenizer.json.");
   options.add_options()
-      ("input", "text file to include (repeat for several; concatenated in order)",
+      ("input", "text file, directory, quoted glob ('corpus/*.txt') or - for standard input; gzip, xz and "
+       "zstd files are decompressed (repeat for several; concatenated in order)",
        cxxopts::value<std::vector<std::string>>())
       ("tokenizer", "char | byte | bpe | gpt2", cxxopts::value<std::string>())
       ("vocab-size", "bpe only: vocabulary size, 256 bytes + merges",
        cxxopts::value<int64_t>()->default_value(std::to_string(data::kDefaultBpeVocabSize)))
       ("val-fraction", "last fraction of the text kept for validation, in [0, 1)",
        cxxopts::value<double>()->default_value("0.1"))
-      ("out", "output directory (created if missing)", cxxopts::value<std::string>());
+      ("out", "output directory (created if missing)", cxxopts::value<std::string>())
+      ("eot", "gpt2 only: put <|endoftext|> between documents (each input file is one document)")
+      ("bpe-max-chunks", "bpe only: distinct chunks counted at most while learning merges (bounds memory)",
+       cxxopts::value<int64_t>()->default_value(std::to_string(data::kDefaultBpeMaxChunks)));
   add_common_options(options);
   cxxopts::ParseResult args;
   if (!parse_or_help(options, argc, argv, &args)) return 0;
@@ -43,6 +47,9 @@ int cmd_prepare(int argc, char** argv) {
     o.vocab_size = args.count("vocab-size") ? args["vocab-size"].as<int64_t>() : 0;
     o.val_fraction = args["val-fraction"].as<double>();
     o.out_dir = args["out"].as<std::string>();
+    o.eot = args.count("eot") > 0;
+    o.threads = args["threads"].as<int>();
+    o.bpe_max_chunks = args["bpe-max-chunks"].as<int64_t>();
   } catch (const cxxopts::exceptions::exception& e) {
     throw tg::UsageError(std::string(e.what()) + "; see tapegpt prepare --help");
   }

@@ -90,8 +90,9 @@ TEST_CASE("prepare rejects unusable inputs with a DataError naming them", "[prep
   CHECK_NOTHROW(data::prepare_corpus(o));
   o.inputs = {dir.file("missing.txt")};
   CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("missing.txt"));
-  o.inputs = {dir.path()};
-  CHECK_THROWS_AS(data::prepare_corpus(o), tg::DataError);
+  std::filesystem::create_directory(dir.file("empty_dir"));
+  o.inputs = {dir.file("empty_dir")};
+  CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("empty_dir") && Catch::Contains("no (non-hidden) files"));
 }
 
 TEST_CASE("prepare rejects bad options with a UsageError", "[prepare]") {
@@ -130,5 +131,12 @@ TEST_CASE("tapegpt prepare parses its flags", "[prepare][cli]") {
                                "lots"}),
                   tg::UsageError);
   CHECK_THROWS_AS(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "char", "--vocab-size", "300", "--out", out}),
+                  tg::UsageError);
+  CHECK(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "gpt2", "--eot", "--threads", "1", "--out", out}) == 0);
+  CHECK_THROWS_WITH(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "byte", "--eot", "--out", out}),
+                    Catch::Contains("--eot needs --tokenizer gpt2"));
+  CHECK_THROWS_AS(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "byte", "--threads", "-1", "--out", out}),
+                  tg::UsageError);
+  CHECK_THROWS_AS(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "bpe", "--bpe-max-chunks", "10", "--out", out}),
                   tg::UsageError);
 }

@@ -51,7 +51,8 @@ for s in shapes:
         med = statistics.median(r["step_s"] for r in rows)
         base = base or med
         rep = f"{rows[0]['blas_build']}{' (split)' if rows[0]['blas_split'] else ''} {rows[0]['blas_core']}"
-        print(f"{s:5} {b:8} {rep:26} {med:13.4f} {' '.join(f"{r['step_s']:.3f}" for r in rows):30} {med / base:9.2f}")
+        rounds = " ".join("%.3f" % r["step_s"] for r in rows)
+        print(f"{s:5} {b:8} {rep:26} {med:13.4f} {rounds:30} {med / base:9.2f}")
 PY
   exit 0
 fi

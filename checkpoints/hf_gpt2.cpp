@@ -19,6 +19,7 @@ using json = nlohmann::json;
 struct HfConfig {
   int64_t n_layer = 0, n_head = 0, n_embd = 0, n_positions = 0, vocab_size = 0;
   bool tied = true;
+  kernels::GeluKind gelu = kernels::GeluKind::Tanh;  // GPT-2's gelu_new
 };
 
 std::string dims(const std::vector<int64_t>& shape) {
@@ -109,10 +110,11 @@ HfConfig parse_config(const std::string& text) {
   if (j.contains("activation_function")) {
     const json& a = j["activation_function"];
     // gelu_new, gelu_fast and gelu_pytorch_tanh are all the tanh
-    // approximation that tapegpt's GELU computes; "gelu" is the erf one.
-    if (!(a == "gelu_new" || a == "gelu_fast" || a == "gelu_pytorch_tanh"))
+    // approximation (--gelu tanh); "gelu" is the exact erf one (--gelu erf).
+    if (a == "gelu") c.gelu = kernels::GeluKind::Erf;
+    else if (!(a == "gelu_new" || a == "gelu_fast" || a == "gelu_pytorch_tanh"))
       throw tg::DataError("config.json activation_function is " + a.dump().substr(0, 40) +
-                          "; tapegpt computes GPT-2's tanh GELU (gelu_new) only");
+                          "; tapegpt computes GELU only: gelu_new (tanh, GPT-2's) or gelu (erf)");
   }
   if (j.contains("layer_norm_epsilon")) {
     const json& e = j["layer_norm_epsilon"];
@@ -218,6 +220,7 @@ HfGpt2 hf_gpt2_import(const Safetensors& file, const std::string& config_json) {
   g.n_embd = c.n_embd;
   g.bias = true;
   g.tied = c.tied;
+  g.gelu = c.gelu;
   g.dropout = 0.0f;
   g.pos_encoding = nn::PosEncoding::Learned;
   const std::string err = nn::config_error(g);

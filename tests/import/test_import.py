@@ -279,7 +279,11 @@ class Import(unittest.TestCase):
         self.expect_refused(self.f32, "has no tensor 'h.2.ln_1.weight'", config(n_layer=3))
         self.expect_refused(self.f32, "beyond the model's n_layer 1", config(n_layer=1))
         self.expect_refused(self.f32, "has shape [50257, 32], expected [50257, 16]", config(n_embd=16))
-        self.expect_refused(self.f32, "tanh gelu", config(activation_function="gelu"))
+        self.expect_refused(self.f32, "gelu only", config(activation_function="relu"))
+        # "gelu" is the exact (erf) GELU: imported as --gelu erf, not refused.
+        erf_out = self.path("erf.h5")
+        run("import", "--safetensors", self.f32, "--config", config(activation_function="gelu"), "--out", erf_out)
+        self.assertIn("gelu erf", run("inspect", erf_out).stdout)
         self.expect_refused(self.f32, "layer_norm_epsilon", config(layer_norm_epsilon=1e-6))
         self.expect_refused(self.f32, "n_embd (32) must be divisible by n_head (5)", config(n_head=5))
         self.expect_refused(self.f32, "model_type", config(model_type="gpt_neo"))

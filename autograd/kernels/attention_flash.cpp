@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "autograd/kernels/dropout_mask.h"
+#include "autograd/kernels/fast_math.h"
 
 namespace kernels {
 
@@ -20,29 +21,12 @@ namespace {
 constexpr int64_t kBlock = 64;
 
 // e^x for x ≤ 0 (every argument here is a score minus a running max or the
-// log-sum), as Cephes' expf: x = n·ln2 + r with |r| ≤ ln2/2, a degree-6
-// polynomial for e^r, and 2^n built in the exponent bits. About 1 ulp, and
-// unlike std::exp it has no calls or branches, so the row loops vectorise
-// (libm's expf would cost more than the products). n is rounded by adding
-// and subtracting 1.5·2²³ because std::floor blocks GCC's vectoriser without
-// -fno-trapping-math. Arguments below -87 give ~1e-38 instead of the exact
-// tiny value: nothing next to the row's largest term, which is 1.
+// log-sum): fast_exp (fast_math.h: Cephes' expf, about 1 ulp, no calls or
+// branches, so the row loops vectorise where libm's expf would not) with the
+// range clamped to [-87, 0]. Arguments below -87 give ~1e-38 instead of the
+// exact tiny value: nothing next to the row's largest term, which is 1.
 inline float exp_nonpositive(float x) {
-  x = x < -87.0f ? -87.0f : (x > 0.0f ? 0.0f : x);
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = x - n * 0.693359375f;  // ln2 in two parts: n times this one is exact
-  r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;  // 2^n, n ∈ [-126, 0]
-  float pow2n;
-  std::memcpy(&pow2n, &bits, sizeof pow2n);
-  return p * pow2n;
+  return fast_exp(x < -87.0f ? -87.0f : (x > 0.0f ? 0.0f : x));
 }
 
 // Row max and row sum over x[0…n-1] in kLanes interleaved partial results,

@@ -1,4 +1,4 @@
-// Thread-count control shared by the commands (see cli_util.h).
+// Thread-count control and number formatting shared by the commands (see cli_util.h).
 #include "train/cli_util.h"
 
 #include <omp.h>
@@ -11,6 +11,16 @@ void set_threads(int threads) {
   if (threads <= 0) return;
   omp_set_num_threads(threads);
   kernels::set_blas_threads(threads);
+}
+
+
+std::string grouped(int64_t n) {
+  std::string s = std::to_string(n), out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i && (s.size() - i) % 3 == 0) out += ',';
+    out += s[i];
+  }
+  return out;
 }
 
 }  // namespace cli

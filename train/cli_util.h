@@ -23,6 +23,9 @@ inline void add_common_options(cxxopts::Options& options) {
 // the default (all cores).
 void set_threads(int threads);
 
+// 124439808 -> "124,439,808", for parameter counts people read.
+std::string grouped(int64_t n);
+
 // Empty when --threads N is usable, else the one-line complaint.
 inline std::string threads_error(int threads) {
   if (threads < 0 || threads > 4096) return "--threads must be between 0 (all cores) and 4096";

@@ -22,15 +22,6 @@ namespace {
 // config.json is a page of settings; anything this large is another file.
 constexpr int64_t kMaxConfigBytes = int64_t{1} << 24;
 
-std::string grouped(int64_t n) {
-  std::string s = std::to_string(n), out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i && (s.size() - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  return out;
-}
-
 // "F32", or "F16 and F32" when the file mixes them (the buffers may differ).
 std::string dtypes_used(const checkpoints::Safetensors& st) {
   std::map<std::string, int> seen;

@@ -11,15 +11,6 @@ namespace cli {
 
 namespace {
 
-std::string grouped(int64_t n) {
-  std::string s = std::to_string(n), out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i && (s.size() - i) % 3 == 0) out += ',';
-    out += s[i];
-  }
-  return out;
-}
-
 // Display width of a UTF-8 string (the tables use "×").
 int width(const std::string& s) {
   int w = 0;

@@ -259,7 +259,7 @@ HfGpt2 hf_gpt2_import(const Safetensors& file, const std::string& config_json) {
                           std::to_string(c.n_layer) + from + ": config.json and the weights disagree");
   }
 
-  out.store = nn::make_parameter_store(g, /*training=*/false);
+  out.store = nn::parameter_store_create(g, /*training=*/false);
   std::vector<float> staged;
   for (const Expected& e : expected) {
     const SafetensorsTensor& t = *w.at(e.hf_name);

@@ -71,7 +71,7 @@ Inspection inspect_file(const std::string& path) {
   out.format_version = ctx.format_version;
   out.meta.config = read_config(root);
   out.meta.train = read_train(root);
-  const nn::ParameterStore store = nn::make_parameter_store(out.meta.config);
+  const nn::ParameterStore store = nn::parameter_store_create(out.meta.config);
   inspect_tensors(open_group(root, layout::kModel), store, ctx, &out.datasets);
   if (has_child(root, layout::kOptimizer)) {
     Node g = open_group(root, layout::kOptimizer);

@@ -117,7 +117,7 @@ BenchResult run_bench(const BenchOptions& o) {
   BenchResult r;
   r.sgemm_peak_flops = measure_sgemm_peak_flops();
 
-  nn::GPT model = nn::make_gpt(c);
+  nn::GPT model = nn::gpt_create(c);
   nn::gpt_init(model, 1);
   tg::Rng rng(2);
   std::vector<int32_t> inputs(static_cast<size_t>(B * T)), targets(inputs.size());
@@ -170,7 +170,7 @@ BenchResult run_bench(const BenchOptions& o) {
     // bench_torch.py); the context length does not change the work per token.
     nn::GPTConfig sc = c;
     sc.block_size = std::max(c.block_size, o.prompt_tokens + o.sample_tokens);
-    nn::GPT smodel = nn::make_gpt(sc);
+    nn::GPT smodel = nn::gpt_create(sc);
     nn::gpt_init(smodel, 3);
     nn::Decoder dec(smodel);
     for (int64_t i = 0; i < o.prompt_tokens; ++i) dec.step(static_cast<int32_t>(i % c.vocab_size));

@@ -33,7 +33,7 @@ namespace {
 // Refuses a config that claims more parameters than the file could hold, so a
 // tiny file cannot make us allocate terabytes (see layout::kMaxInflation).
 void check_plausible_size(const nn::GPTConfig& c, const LoadContext& ctx) {
-  const int64_t bytes = min_parameter_count(c) * 4;
+  const int64_t bytes = nn::param_layout(c).num_parameters() * 4;
   if (bytes > ctx.max_bytes())
     throw tg::DataError("/config describes a model of at least " + std::to_string(bytes) +
                         " bytes of float32 weights, but the file has only " +

@@ -4,11 +4,14 @@
 // state_dict: test_param_names.py.)
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "model_fixture.h"
 #include "nn/gpt.h"
 #include "nn/params.h"
 #include "train/param_table.h"
@@ -16,12 +19,7 @@
 namespace {
 
 nn::GPTConfig config(bool tied, bool bias, nn::PosEncoding pos) {
-  nn::GPTConfig c;
-  c.vocab_size = 37;
-  c.block_size = 12;
-  c.n_layer = 3;
-  c.n_head = 2;
-  c.n_embd = 8;
+  nn::GPTConfig c = testing::tiny_config();
   c.tied = tied;
   c.bias = bias;
   c.pos_encoding = pos;

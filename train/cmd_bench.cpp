@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "autograd/kernels/blas_setup.h"
+#include "nn/params.h"
 #include "train/bench.h"
 #include "train/cli_util.h"
 #include "train/commands.h"

@@ -35,7 +35,7 @@ void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); 
 TEST_CASE("a training step allocates nothing after the first", "[alloc]") {
   nn::GPTConfig c = testing::tiny_config();
   c.dropout = 0.1f;
-  nn::GPT m = nn::make_gpt(c);
+  nn::GPT m = nn::gpt_create(c);
   nn::gpt_init(m, 1);
   const testing::Batch b = testing::tiny_batch(4, c.block_size, c.vocab_size);
   autograd::Arena arena;
@@ -66,7 +66,7 @@ TEST_CASE("the arena plan covers a training step exactly", "[alloc]") {
   for (float dropout : {0.0f, 0.1f}) {
     nn::GPTConfig c = testing::tiny_config();
     c.dropout = dropout;
-    nn::GPT m = nn::make_gpt(c);
+    nn::GPT m = nn::gpt_create(c);
     nn::gpt_init(m, 1);
     const testing::Batch b = testing::tiny_batch(3, c.block_size, c.vocab_size);
     const int64_t planned = nn::training_arena_floats(c, b.B);

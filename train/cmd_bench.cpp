@@ -80,7 +80,13 @@ int cmd_bench(int argc, char** argv) {
   add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
-  if (r.count("sgemm-rate")) return print_sgemm_rate(r.count("json") > 0);
+  if (r.count("sgemm-rate")) {
+    for (const char* flag : {"shape", "batch-size", "block-size", "steps", "warmup", "sample-tokens", "no-profile",
+                             "naive-attention"})
+      if (r.count(flag))
+        throw tg::UsageError(std::string("--sgemm-rate measures only OpenBLAS's sgemm; drop --") + flag);
+    return print_sgemm_rate(r.count("json") > 0);
+  }
   train::BenchOptions o;
   o.model = bench_shape(get<std::string>(r, "shape"), &o.batch_size);
   if (r.count("batch-size")) o.batch_size = get<int64_t>(r, "batch-size");

@@ -49,6 +49,10 @@ class Bench(unittest.TestCase):
         self.assertEqual(r["sgemm_rate_gflops"], max(r["sgemm_gflops_by_size"].values()))
         self.assertEqual(r["threads"], 2)
         self.assertIn("2048³", bench("--sgemm-rate", "--threads", "2"))
+        p = subprocess.run([TAPEGPT, "bench", "--sgemm-rate", "--shape", "G"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.strip().count("\n"), 0, p.stderr)
+        self.assertIn("drop --shape", p.stderr)
 
     def test_bench_script_quick(self):
         if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode != 0:

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "autograd/check.h"
+#include "autograd/base/check.h"
 #include "nn/gpt.h"
 
 namespace nn {

@@ -86,7 +86,7 @@ GPT make_gpt(const GPTConfig& config, ParameterStore store) {
   return m;
 }
 
-int64_t training_arena_floats(const GPTConfig& c, int64_t B, bool naive_attention) {
+int64_t training_arena_floats(const GPTConfig& c, int64_t B) {
   const int64_t T = c.block_size, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   const int64_t N = B * T;
   // Every arena allocation is rounded up to 16 floats (64 bytes).
@@ -95,9 +95,7 @@ int64_t training_arena_floats(const GPTConfig& c, int64_t B, bool naive_attentio
   const int64_t per_layer =
       2 * a(N * C) + 2 * a(N) +              // ln_1 out, grad; mean, rstd
       2 * a(3 * N * C) +                      // qkv, grad
-      2 * a(N * C) +                          // attention out, grad
-      (naive_attention ? 2 * a(B * NH * T * T)  // probabilities, backward scratch
-                       : a(B * NH * T)) +       // or each row's log-sum-exp
+      2 * a(N * C) + a(B * NH * T) +          // attention out, grad; each row's log-sum-exp
       2 * a(N * C) + drop + 2 * a(N * C) +    // c_proj, dropout, residual add
       2 * a(N * C) + 2 * a(N) +              // ln_2
       4 * a(4 * N * C) +                      // c_fc, gelu

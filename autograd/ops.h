@@ -79,8 +79,11 @@ Tensor dropout(OpContext& ctx, const Tensor& x, float p, uint64_t seed);
 // ops/cross_entropy.cpp — logits[N,V] (any leading shape) → [1], the mean of
 // -log softmax(logits)[target]. If losses is not null it receives the N
 // per-row losses.
-// The probabilities overwrite the logits (they are not needed afterwards).
-Tensor cross_entropy(OpContext& ctx, const Tensor& logits, const int32_t* targets,
+// The op takes the logits over (hence Tensor&&: call it with
+// std::move(logits)): their storage receives softmax(logits), which backward
+// needs, so the largest activation of a step is not held twice. Copy the
+// logits first if you need them afterwards.
+Tensor cross_entropy(OpContext& ctx, Tensor&& logits, const int32_t* targets,
                      float* losses = nullptr);
 
 }  // namespace autograd

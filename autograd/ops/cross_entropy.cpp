@@ -1,5 +1,5 @@
 // The loss op: the mean over rows of -log softmax(logits)[target]. The
-// softmax is written over the logits.
+// softmax is written over the logits (ops.h says why; the signature says so).
 // Gradient check: tests/autograd/test_ops_gradcheck.cpp [cross_entropy].
 #include "autograd/ops/op_support.h"
 
@@ -24,8 +24,7 @@ struct CrossEntropyRecord {
 
 }  // namespace
 
-Tensor cross_entropy(OpContext& ctx, const Tensor& logits, const int32_t* targets,
-                     float* losses) {
+Tensor cross_entropy(OpContext& ctx, Tensor&& logits, const int32_t* targets, float* losses) {
   const int64_t V = logits.shape[logits.ndim - 1], N = rows(logits);
   const bool record = ctx.tape && logits.needs_grad();
   if (!losses) losses = ctx.arena->alloc(N);

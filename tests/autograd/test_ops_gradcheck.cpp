@@ -170,9 +170,10 @@ TEST_CASE("cross-entropy op gradients (the mean loss)", "[gradcheck][ops][cross_
   Leaf logits = make_leaf({2, 3, 6}, rng, 2.0);
   std::vector<int32_t> targets = {0, 5, 2, 2, 1, 4};
   check_op({&logits}, [&](OpContext& ctx, std::vector<Tensor>& v) {
-    // The op overwrites its input with probabilities: work on a copy.
+    // The op takes its logits over (they receive the probabilities): give it
+    // a copy, logits + 0, so the leaf keeps its values.
     Tensor copy = autograd::add(ctx, v[0], autograd::tensor_view(ctx.arena->alloc_zeroed(v[0].numel()), nullptr, {v[0].numel()}));
-    return autograd::cross_entropy(ctx, copy, targets.data());
+    return autograd::cross_entropy(ctx, std::move(copy), targets.data());
   }, rng);
   std::printf("gradcheck(ops through the tape, float32, h=1e-2): worst error %.3g over %lld checks\n",
               stats().worst, static_cast<long long>(stats().checks));

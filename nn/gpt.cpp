@@ -93,7 +93,7 @@ GPT gpt_create(const GPTConfig& config, ParameterStore store) {
   return m;
 }
 
-int64_t training_arena_floats(const GPTConfig& c, int64_t B, bool naive_attention) {
+int64_t training_arena_floats(const GPTConfig& c, int64_t B) {
   const int64_t T = c.block_size, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   const int64_t N = B * T;
   // The widths of the two layers wider than C, as the table gives them.
@@ -106,9 +106,7 @@ int64_t training_arena_floats(const GPTConfig& c, int64_t B, bool naive_attentio
   const int64_t per_layer =
       2 * a(N * C) + 2 * a(N) +              // ln_1 out, grad; mean, rstd
       2 * a(N * QKV) +                        // qkv, grad
-      2 * a(N * C) +                          // attention out, grad
-      (naive_attention ? 2 * a(B * NH * T * T)  // probabilities, backward scratch
-                       : a(B * NH * T)) +       // or each row's log-sum-exp
+      2 * a(N * C) + a(B * NH * T) +          // attention out, grad; each row's log-sum-exp
       2 * a(N * C) + drop + 2 * a(N * C) +    // c_proj, dropout, residual add
       2 * a(N * C) + 2 * a(N) +              // ln_2
       4 * a(N * H) +                          // c_fc, gelu

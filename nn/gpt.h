@@ -68,8 +68,7 @@ void gpt_init(GPT& model, uint64_t seed);
 // takes from the arena for a batch of B sequences of block_size tokens: the
 // activations, their gradients and what backward saves. Used to size the
 // arena up front, so even the first step allocates it once.
-// naive_attention: the plan for OpContext::naive_attention (T×T maps).
-int64_t training_arena_floats(const GPTConfig& config, int64_t B, bool naive_attention = false);
+int64_t training_arena_floats(const GPTConfig& config, int64_t B);
 
 // logits[B,T,V] for ids[B,T] (T ≤ block_size). With a tape in ctx every op is
 // recorded and dropout (if configured) acts where nanoGPT's does — after the

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Blockwise against naive attention in whole training steps of the demo
-# model (4 layers, 4 heads, n_embd 192, B 8) as the context grows:
-# tokens/s and peak RSS, the two kernels alternating at each T
-# (BENCHMARKS.md, "Attention memory and speed against T").
+# Blockwise against naive attention kernels in the demo model's shapes
+# (4 layers, 4 heads, n_embd 192, B 8) as the context grows: one layer's
+# forward + backward time and what each keeps for backward, beside the
+# (blockwise) training step's tokens/s (BENCHMARKS.md, "Attention memory and
+# speed against T").
 #   bash scripts/bench_attention.sh              # T = 256 1024 2048
 #   BLOCK_SIZES="256 512" THREADS=2 TAPEGPT=build/tapegpt bash scripts/bench_attention.sh
 set -euo pipefail
@@ -17,19 +18,17 @@ fi
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 [[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]] && commit+="-dirty"
 echo "commit $commit; $(date -u '+%F %H:%M UTC'); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; threads $THREADS; load $(cut -d' ' -f1 /proc/loadavg)"
-echo "| T | blockwise tok/s | naive tok/s | blockwise peak RSS MiB | naive peak RSS MiB |"
-echo "|---|---|---|---|---|"
+echo "| T | step tok/s (blockwise) | one layer's attention fwd+bwd: blockwise ms | naive ms | kept for backward: blockwise MiB | naive MiB (+ T² scratch) |"
+echo "|---|---|---|---|---|---|"
 for T in $BLOCK_SIZES; do
-  row=()
-  for kernel in blockwise naive; do
-    flag=(); [[ $kernel == naive ]] && flag=(--naive-attention)
-    row+=("$("$TAPEGPT" bench --shape demo --block-size "$T" --steps 3 --warmup 1 --no-profile --sample-tokens 0 \
-              --json --threads "$THREADS" "${flag[@]}")")
-  done
+  # --naive-attention times one layer's naive and blockwise kernels directly
+  # (the training step always runs the blockwise one).
+  json="$("$TAPEGPT" bench --shape demo --block-size "$T" --steps 3 --warmup 1 --no-profile --sample-tokens 0 \
+            --json --threads "$THREADS" --naive-attention)"
   /usr/bin/python3 -c '
 import json, sys
-b, n = (json.loads(a) for a in sys.argv[2:])
-cells = [b["tokens_per_s"], n["tokens_per_s"], b["peak_rss_mib"], n["peak_rss_mib"]]
-print("| " + " | ".join([sys.argv[1]] + [f"{x:,.0f}" for x in cells]) + " |")' \
-    "$T" "${row[@]}"
+j = json.loads(sys.argv[2])
+print(f"| {sys.argv[1]} | {j[\"tokens_per_s\"]:,.0f} | {1e3 * j[\"attention_blockwise_s\"]:.2f} | {1e3 * j[\"attention_naive_s\"]:.2f}"
+      f" | {j[\"attention_blockwise_saved_mib\"]:.3f} | {j[\"attention_naive_saved_mib\"]:.1f} (+ {j[\"attention_naive_scratch_mib\"]:.1f}) |")' \
+    "$T" "$json"
 done

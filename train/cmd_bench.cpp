@@ -75,7 +75,7 @@ int cmd_bench(int argc, char** argv) {
       ("warmup", "untimed steps first", cxxopts::value<int64_t>()->default_value("3"))
       ("sample-tokens", "tokens to sample with the KV cache (0 = skip)", cxxopts::value<int64_t>()->default_value("64"))
       ("no-profile", "skip the per-kernel profile")
-      ("naive-attention", "use the naive T×T attention kernel instead of the blockwise one")
+      ("naive-attention", "also time one layer's naive T×T attention kernels against the blockwise ones")
       ("sgemm-rate", "only measure OpenBLAS's sgemm rate: square 1024, 1536, 2048, median of 7 calls each")
       ("json", "one JSON object instead of text");
   add_common_options(opts);
@@ -113,12 +113,12 @@ int cmd_bench(int argc, char** argv) {
   if (r.count("json")) {
     std::printf("{\"shape\":\"%s\",\"batch\":%lld,\"T\":%lld,\"threads\":%d,\"step_s\":%.6f,\"tokens_per_s\":%.1f,"
                 "\"flops_per_token\":%.0f,\"model_gflops\":%.2f,\"sgemm_peak_gflops\":%.2f,\"optimizer_s\":%.6f,"
-                "\"peak_rss_mib\":%.1f,\"attention\":\"%s\",\"sample_tokens_per_s\":%.2f,\"blas_core\":\"%s\","
+                "\"peak_rss_mib\":%.1f,\"sample_tokens_per_s\":%.2f,\"blas_core\":\"%s\","
                 "\"blas_build\":\"%s\",\"blas_split\":%s",
                 get<std::string>(r, "shape").c_str(), static_cast<long long>(o.batch_size),
                 static_cast<long long>(o.model.block_size), omp_get_max_threads(), b.step_seconds, b.tokens_per_s,
                 flops_tok, b.model_flops_per_s / 1e9, b.sgemm_peak_flops / 1e9, b.optimizer_seconds,
-                mib(static_cast<double>(b.peak_rss_bytes)), o.naive_attention ? "naive" : "blockwise",
+                mib(static_cast<double>(b.peak_rss_bytes)),
                 b.sample_tokens_per_s, kernels::blas_core_name(), kernels::blas_build_name(),
                 kernels::blas_split_in_kernels() ? "true" : "false");
     // Seconds per step by kernel category, for scripts to compare (the
@@ -129,6 +129,13 @@ int cmd_bench(int argc, char** argv) {
         std::printf("%s\"%s\":%.6f", i ? "," : "", profile_key(b.profile[i].category).c_str(), b.profile[i].seconds);
       std::printf("}");
     }
+    if (o.naive_attention)
+      std::printf(",\"attention_blockwise_s\":%.6f,\"attention_naive_s\":%.6f,\"attention_blockwise_saved_mib\":%.3f,"
+                  "\"attention_naive_saved_mib\":%.1f,\"attention_naive_scratch_mib\":%.1f",
+                  b.attention.blockwise_seconds, b.attention.naive_seconds,
+                  mib(static_cast<double>(b.attention.blockwise_saved_bytes)),
+                  mib(static_cast<double>(b.attention.naive_saved_bytes)),
+                  mib(static_cast<double>(b.attention.naive_scratch_bytes)));
     std::printf("}\n");
     return 0;
   }
@@ -154,6 +161,14 @@ int cmd_bench(int argc, char** argv) {
     for (const train::ProfileEntry& p : b.profile)
       std::printf("  %-38s %8.4f s  %5.1f%%\n", p.category.c_str(), p.seconds, 100.0 * p.seconds / total);
   }
+  if (o.naive_attention)
+    std::printf("attention kernels alone, one layer forward + backward: blockwise %.4f s, naive %.4f s (%.2f× the blockwise time); "
+                "kept for backward: blockwise %.3f MiB, naive %.1f MiB plus %.1f MiB backward scratch\n",
+                b.attention.blockwise_seconds, b.attention.naive_seconds,
+                b.attention.naive_seconds / b.attention.blockwise_seconds,
+                mib(static_cast<double>(b.attention.blockwise_saved_bytes)),
+                mib(static_cast<double>(b.attention.naive_saved_bytes)),
+                mib(static_cast<double>(b.attention.naive_scratch_bytes)));
   if (b.sample_tokens_per_s > 0) {
     const double bound = b.memory_bandwidth / b.weight_bytes;
     std::printf("sampling (KV cache, batch 1, %lld-token prompt): %.1f tokens/s; reading the %.1f MiB of weights once "

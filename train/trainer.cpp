@@ -138,7 +138,7 @@ double Trainer::train_step() {
     tape_.clear();
     autograd::OpContext ctx{&arena_, &tape_};
     autograd::Tensor logits = nn::gpt_forward(ctx, model_, inputs_.data(), B, T, dropout_seed);
-    autograd::Tensor loss = autograd::cross_entropy(ctx, logits, targets_.data());
+    autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), targets_.data());
     // Each micro-batch contributes 1/K of the averaged gradient.
     tape_.backward(loss, arena_, 1.0f / static_cast<float>(K));
     loss_sum += loss.data[0];

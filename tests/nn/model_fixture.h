@@ -57,7 +57,7 @@ inline double model_loss(const nn::GPT& m, const Batch& b, autograd::Arena& aren
   autograd::OpContext ctx{&arena, tape};
   autograd::Tensor logits = nn::gpt_forward(ctx, m, b.inputs.data(), b.B, b.T);
   std::vector<float> losses(static_cast<size_t>(b.B * b.T));
-  autograd::Tensor loss = autograd::cross_entropy(ctx, logits, b.targets.data(), losses.data());
+  autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), b.targets.data(), losses.data());
   if (loss_out) *loss_out = loss;
   double s = 0.0;
   for (float l : losses) s += l;

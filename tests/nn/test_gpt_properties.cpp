@@ -40,11 +40,11 @@ TEST_CASE("changing a future token changes no earlier logit or loss", "[model][m
   autograd::OpContext ctx{&arena, nullptr};
   std::vector<float> l1(b.T), l2(b.T);
   autograd::Tensor logits = nn::gpt_forward(ctx, m, b.inputs.data(), 1, b.T);
-  autograd::cross_entropy(ctx, logits, b.targets.data(), l1.data());
+  autograd::cross_entropy(ctx, std::move(logits), b.targets.data(), l1.data());
   Batch b2 = b;
   b2.targets[b.T - 1] = (b2.targets[b.T - 1] + 1) % static_cast<int32_t>(V);
   logits = nn::gpt_forward(ctx, m, b2.inputs.data(), 1, b.T);
-  autograd::cross_entropy(ctx, logits, b2.targets.data(), l2.data());
+  autograd::cross_entropy(ctx, std::move(logits), b2.targets.data(), l2.data());
   for (int64_t t = 0; t + 1 < b.T; ++t) CHECK(l1[t] == l2[t]);
 }
 

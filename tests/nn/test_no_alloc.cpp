@@ -46,7 +46,7 @@ TEST_CASE("a training step allocates nothing after the first", "[alloc]") {
     tape.clear();
     autograd::OpContext ctx{&arena, &tape};
     autograd::Tensor logits = nn::gpt_forward(ctx, m, b.inputs.data(), b.B, b.T, 77);
-    autograd::Tensor loss = autograd::cross_entropy(ctx, logits, b.targets.data());
+    autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), b.targets.data());
     tape.backward(loss, arena);
     const double norm = std::sqrt(kernels::sum_squares(m.store.grads.data(), m.store.total));
     const float scale = norm > 1.0 ? static_cast<float>(1.0 / (norm + 1e-6)) : 1.0f;
@@ -74,7 +74,7 @@ TEST_CASE("the arena plan covers a training step exactly", "[alloc]") {
     autograd::Tape tape;
     autograd::OpContext ctx{&arena, &tape};
     autograd::Tensor logits = nn::gpt_forward(ctx, m, b.inputs.data(), b.B, b.T, 5);
-    autograd::Tensor loss = autograd::cross_entropy(ctx, logits, b.targets.data());
+    autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), b.targets.data());
     tape.backward(loss, arena);
     CHECK(arena.heap_allocations() == 1);  // the planned block sufficed
     CHECK(arena.peak_floats() == planned);  // and nothing of it was unused

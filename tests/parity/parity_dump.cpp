@@ -173,7 +173,7 @@ float forward_backward(nn::GPT& m, const std::vector<int32_t>& inputs,
   autograd::Tensor logits = nn::gpt_forward(ctx, m, inputs.data(), B, T);
   // cross_entropy overwrites the logits with probabilities: copy them first.
   if (logits_out) logits_out->assign(logits.data, logits.data + logits.numel());
-  autograd::Tensor loss = autograd::cross_entropy(ctx, logits, targets.data());
+  autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), targets.data());
   const float value = loss.data[0];
   tape.backward(loss, arena);
   return value;

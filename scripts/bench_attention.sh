@@ -28,7 +28,9 @@ for T in $BLOCK_SIZES; do
   /usr/bin/python3 -c '
 import json, sys
 j = json.loads(sys.argv[2])
-print(f"| {sys.argv[1]} | {j[\"tokens_per_s\"]:,.0f} | {1e3 * j[\"attention_blockwise_s\"]:.2f} | {1e3 * j[\"attention_naive_s\"]:.2f}"
-      f" | {j[\"attention_blockwise_saved_mib\"]:.3f} | {j[\"attention_naive_saved_mib\"]:.1f} (+ {j[\"attention_naive_scratch_mib\"]:.1f}) |")' \
+ms = lambda k: "%.2f" % (1e3 * j[k])
+print("| %s | %s | %s | %s | %.3f | %.1f (+ %.1f) |" % (sys.argv[1], format(round(j["tokens_per_s"]), ","),
+      ms("attention_blockwise_s"), ms("attention_naive_s"), j["attention_blockwise_saved_mib"],
+      j["attention_naive_saved_mib"], j["attention_naive_scratch_mib"]))' \
     "$T" "$json"
 done

@@ -5,8 +5,8 @@
 
 #include "autograd/kernels/blas_setup.h"
 #include "train/bench.h"
-#include "train/cli_util.h"
-#include "train/commands.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
 #include "train/presets.h"
 
 namespace cli {

@@ -1,0 +1,53 @@
+// One optimizer step (see train_step.h), in the order it runs.
+#include "train/train_step.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "autograd/ops.h"
+
+namespace train {
+
+TrainStep::TrainStep(nn::GPT& model, const StepShape& shape)
+    : model_(model),
+      shape_(shape),
+      arena_(nn::training_arena_floats(model.config, shape.batch_size, shape.naive_attention)),
+      inputs_(static_cast<size_t>(shape.batch_size * shape.time)),
+      targets_(inputs_.size()) {}
+
+StepResult TrainStep::run(BatchSource& batches, tg::Rng& rng, const AdamWConfig& adamw, float lr,
+                          int64_t step) {
+  const int64_t B = shape_.batch_size, T = shape_.time, K = shape_.grad_accum;
+  nn::ParameterStore& store = model_.store;  // gradients start at zero (the last step left them so)
+  StepResult r;
+  double loss_sum = 0.0;
+  for (int64_t k = 0; k < K; ++k) {
+    batches.fill(inputs_.data(), targets_.data(), rng);                    // sampler
+    const uint64_t dropout_seed = rng.next_u64();
+    arena_.reset();
+    tape_.clear();
+    autograd::OpContext ctx{&arena_, &tape_};
+    ctx.naive_attention = shape_.naive_attention;
+    autograd::Tensor logits = nn::gpt_forward(ctx, model_, inputs_.data(), B, T, dropout_seed);  // forward
+    autograd::Tensor loss = autograd::cross_entropy(ctx, logits, targets_.data());             // loss
+    // Backward adds into store.grads: each micro-batch contributes 1/K of the mean gradient.
+    tape_.backward(loss, arena_, 1.0f / static_cast<float>(K));                                // backward
+    loss_sum += loss.data[0];
+  }
+  r.loss = loss_sum / static_cast<double>(K);
+
+  if (reducer_) reducer_->reduce(store);  // all-reduce: Note [Gradient all-reduce seam]
+
+  const auto t_opt = std::chrono::steady_clock::now();
+  r.grad_norm = grad_norm(store);                                          // clip: measure,
+  if (!std::isfinite(r.loss) || !std::isfinite(r.grad_norm)) return r;     // (diverged: stop here)
+  const float clip = clip_factor(adamw, r.grad_norm);                      // clip: decide the factor
+  adamw_update(store, adamw, lr, step, clip);                              // AdamW, scaled by it,
+  // zeroing: done by that same pass (Note [Fused optimizer pass] in optimizer.h).
+  r.applied = true;
+  r.optimizer_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_opt).count();
+  return r;
+}
+
+}  // namespace train

@@ -68,10 +68,12 @@ train::TrainOptions options_from_command_line(const cxxopts::ParseResult& r) {
   if (!r.count("data")) throw tg::UsageError("--data DIR is required (a directory made by 'tapegpt prepare')");
   if (!r.count("out")) throw tg::UsageError("--out RUNDIR is required (where checkpoints and metrics go)");
   o.out_dir = get<std::string>(r, "out");
-  // Every flag with a value: given, defaulted or (a switch) absent.
-  for (const train::TrainFlag& f : train::train_flags())
-    if (f.set && !f.name.empty() && (r.count(f.name) || !f.default_text.empty() || f.type == train::FlagType::Switch))
+  // Every flag that has a value: given, defaulted, or a switch (given or not).
+  for (const train::TrainFlag& f : train::train_flags()) {
+    if (!f.set || f.name.empty()) continue;
+    if (r.count(f.name) || !f.default_text.empty() || f.type == train::FlagType::Switch)
       f.set(o, flag_value(r, f));
+  }
   if (!r.count("min-lr")) o.schedule.min_lr = o.schedule.lr / 10.0;
   if (!r.count("lr-decay-steps")) o.schedule.decay_steps = o.max_steps;
   if (o.schedule.warmup > o.schedule.decay_steps) {

@@ -100,6 +100,7 @@ class Trainer {
   std::string data_hash() const { return train_file_.hash() + ":" + val_file_.hash(); }
 
   int run(bool resumed);
+  void set_gradient_reducer(GradientReducer* reducer) { step_.set_gradient_reducer(reducer); }
 
  private:
   double train_step();
@@ -318,9 +319,10 @@ checkpoints::TrainState new_run_state(uint64_t seed) {
 
 int run_training(const TrainOptions& options, nn::GPT& model,
                  const data::TokenizerSpec& tokenizer, checkpoints::TrainState state, bool resumed,
-                 bool allow_data_change) {
+                 bool allow_data_change, GradientReducer* reducer) {
   const std::string resumed_data_hash = state.data_hash;
   Trainer trainer(options, model, tokenizer, std::move(state));
+  trainer.set_gradient_reducer(reducer);
   if (resumed && trainer.data_hash() != resumed_data_hash && !allow_data_change)
     throw tg::UsageError("the token files in " + options.data_dir +
                          " differ from the ones this run was trained on; pass --allow-data-change "

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "autograd/buffer.h"
-#include "autograd/check.h"
+#include "autograd/base/check.h"
 
 namespace autograd {
 

@@ -6,8 +6,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
 
 namespace checkpoints {
 

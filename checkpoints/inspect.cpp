@@ -4,7 +4,7 @@
 #include <cmath>
 #include <new>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "checkpoints/checkpoint.h"
 #include "checkpoints/h5_read.h"
 #include "checkpoints/layout.h"

@@ -4,7 +4,7 @@
 #include <new>
 #include <vector>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "checkpoints/checkpoint.h"
 #include "checkpoints/h5_read.h"
 #include "checkpoints/layout.h"

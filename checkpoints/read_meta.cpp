@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "checkpoints/h5_read.h"
 #include "checkpoints/layout.h"
 

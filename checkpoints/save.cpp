@@ -2,9 +2,9 @@
 // temporary file and swaps it in atomically (Note [Atomic save]).
 #include <variant>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
-#include "checkpoints/atomic_file.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/atomic_file.h"
 #include "checkpoints/checkpoint.h"
 #include "checkpoints/h5_read.h"
 #include "checkpoints/h5_write.h"
@@ -144,7 +144,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& meta,
   QuietErrors quiet;
   try {
     check_savable(meta, store, with_optimizer);
-    TempFile temp(path);
+    tg::TempFile temp(path);
     write_file(temp.path(), meta, store, with_optimizer);
     temp.commit();
   } catch (const tg::DataError& e) {

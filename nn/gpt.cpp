@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "autograd/check.h"
+#include "autograd/base/check.h"
 
 namespace nn {
 

@@ -8,7 +8,7 @@
 
 #include "autograd/buffer.h"
 #include "autograd/ops.h"
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 #include "nn/config.h"
 #include "nn/params.h"
 

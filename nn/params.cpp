@@ -1,7 +1,7 @@
 // Parameter table construction, in nanoGPT's state_dict order and names.
 #include "nn/params.h"
 
-#include "autograd/check.h"
+#include "autograd/base/check.h"
 
 namespace nn {
 

@@ -10,7 +10,7 @@
 
 #include "autograd/kernels/attention_flash.h"
 #include "autograd/kernels/kernels.h"
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 #include "nn/decode.h"
 #include "nn/gpt.h"
 #include "train/peak_flops.h"

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 namespace train {
 

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <variant>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "train/presets.h"
 
 namespace train {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "autograd/arena.h"
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 #include "autograd/tape.h"
 #include "nn/gpt.h"
 #include "train/optimizer.h"

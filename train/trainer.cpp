@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "autograd/errors.h"
+#include "autograd/base/atomic_file.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/rng.h"
 #include "autograd/kernels/blas_setup.h"
-#include "autograd/rng.h"
-#include "checkpoints/atomic_file.h"
 #include "checkpoints/checkpoint.h"
 #include "data/token_file.h"
 #include "train/evaluate.h"
@@ -173,7 +173,7 @@ void Trainer::save_full() {
   if (o_.keep == 0) return;
   const std::string periodic = o_.out_dir + "/" + periodic_name(state_.step);
   // Without hard links (some network or FAT filesystems) save it again.
-  if (!checkpoints::link_atomically(ckpt_path(), periodic)) save(periodic, true);
+  if (!tg::link_atomically(ckpt_path(), periodic)) save(periodic, true);
   prune_periodic(o_.out_dir, o_.keep, state_.step);
 }
 

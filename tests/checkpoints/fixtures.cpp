@@ -12,8 +12,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "autograd/errors.h"
-#include "autograd/rng.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/rng.h"
 
 namespace checkpoints_test {
 

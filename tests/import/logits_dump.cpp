@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "autograd/arena.h"
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "autograd/ops.h"
 #include "checkpoints/checkpoint.h"
 #include "nn/gpt.h"

@@ -30,7 +30,7 @@
 
 #include "autograd/arena.h"
 #include "autograd/ops.h"
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 #include "autograd/tape.h"
 #include "nn/config.h"
 #include "nn/gpt.h"

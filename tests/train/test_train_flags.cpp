@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "train/train_flags.h"
 
 TEST_CASE("/train/flags keeps its names and order", "[flags]") {

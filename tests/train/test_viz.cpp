@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "train/viz/attention_report.h"
 #include "train/viz/embed.h"
 #include "train/viz/plot.h"

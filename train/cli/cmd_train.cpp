@@ -5,8 +5,7 @@
 #include <limits>
 #include <memory>
 
-#include "autograd/errors.h"
-#include "autograd/rng.h"
+#include "autograd/base/errors.h"
 #include "checkpoints/checkpoint.h"
 #include "data/tokenizer_json.h"
 #include "nn/gpt.h"

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
-#include "autograd/rng.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/rng.h"
 #include "checkpoints/checkpoint.h"
 #include "data/tokenizer_json.h"
 #include "nn/gpt.h"

@@ -1,7 +1,7 @@
 // --ckpt → model + tokenizer (see load_model.h).
 #include "train/cli/load_model.h"
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "checkpoints/checkpoint.h"
 #include "train/cli/cli_util.h"
 

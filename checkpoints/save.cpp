@@ -33,7 +33,7 @@ void check_savable(const Checkpoint& meta, const nn::ParameterStore& store, bool
     require_no_nul(f.name, "a flag name");
     if (const auto* s = std::get_if<std::string>(&f.value)) require_no_nul(*s, "flag " + f.name);
   }
-  // The store comes from make_parameter_store(meta.config): an internal
+  // The store comes from parameter_store_create(meta.config): an internal
   // invariant, not user input.
   TG_CHECK(store.params.size() >= store.total);
   if (with_optimizer) TG_CHECK(store.m.size() >= store.total && store.v.size() >= store.total);

@@ -61,18 +61,24 @@ double measure_bandwidth() {
 std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, bool naive_attention) {
   const int64_t T = c.block_size, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   const int64_t N = B * T;
+  // Layer widths, linear layers and LayerNorms as the parameter table has them.
+  const nn::ParamLayout layout = nn::param_layout(c);
+  const int64_t QKV = layout.first(nn::ParamRole::QkvWeight).shape[0];
+  const int64_t H = layout.first(nn::ParamRole::MlpUpWeight).shape[0];  // the widest
+  int64_t norms = 0;
+  for (const nn::ParamInfo& p : layout.table) norms += nn::is_layernorm_weight(p.role);
   tg::Rng rng(1);
   auto buf = [&](int64_t n) {
     std::vector<float> v(static_cast<size_t>(n));
     for (auto& x : v) x = static_cast<float>(rng.normal() * 0.1);
     return v;
   };
-  std::vector<float> x = buf(N * 4 * C), y = buf(N * 4 * C), dx = buf(N * 4 * C), dy = buf(N * 4 * C);
-  std::vector<float> w = buf(std::max(4 * C * C, V * C)), dw = buf(std::max(4 * C * C, V * C));
-  std::vector<float> logits = buf(N * V), dlogits = buf(N * V), qkv = buf(N * 3 * C), dqkv = buf(N * 3 * C);
+  std::vector<float> x = buf(N * H), y = buf(N * H), dx = buf(N * H), dy = buf(N * H);
+  std::vector<float> w = buf(std::max(H * C, V * C)), dw = buf(std::max(H * C, V * C));
+  std::vector<float> logits = buf(N * V), dlogits = buf(N * V), qkv = buf(N * QKV), dqkv = buf(N * QKV);
   std::vector<float> mean = buf(N), rstd = buf(N), lse = buf(B * NH * T);
   std::vector<float> att = buf(naive_attention ? B * NH * T * T : 1), scratch = buf(naive_attention ? B * NH * T * T : 1);
-  std::vector<float> bias = buf(4 * C), dbias = buf(4 * C), losses = buf(N);
+  std::vector<float> bias = buf(H), dbias = buf(H), losses = buf(N);
   std::vector<int32_t> ids(static_cast<size_t>(N));
   for (auto& id : ids) id = static_cast<int32_t>(rng.below(static_cast<uint64_t>(V)));
 
@@ -80,7 +86,9 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, bool n
     return time_call([&] { kernels::linear_forward(y.data(), x.data(), w.data(), bias.data(), N, IC, OC); }) +
            time_call([&] { kernels::linear_backward(dx.data(), dw.data(), dbias.data(), dy.data(), x.data(), w.data(), N, IC, OC); });
   };
-  double matmul = static_cast<double>(L) * (linear(C, 3 * C) + linear(C, C) + linear(C, 4 * C) + linear(4 * C, C));
+  double matmul = 0;  // each block's linear layers, timed once (block 0's)
+  for (const nn::ParamInfo& p : layout.table)
+    if (p.layer == 0 && nn::is_block_linear_weight(p.role)) matmul += static_cast<double>(L) * linear(p.shape[1], p.shape[0]);
   matmul += time_call([&] { kernels::linear_forward(logits.data(), x.data(), w.data(), nullptr, N, C, V); }) +
             time_call([&] { kernels::linear_backward(dx.data(), dw.data(), nullptr, dlogits.data(), x.data(), w.data(), N, C, V); });
   const double attention = static_cast<double>(L) * (naive_attention
@@ -88,12 +96,12 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, bool n
         time_call([&] { kernels::attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), att.data(), B, T, C, NH); })
       : time_call([&] { kernels::attention_flash_forward(y.data(), lse.data(), qkv.data(), B, T, C, NH); }) +
         time_call([&] { kernels::attention_flash_backward(dqkv.data(), dy.data(), y.data(), qkv.data(), lse.data(), B, T, C, NH); }));
-  const double layernorm = static_cast<double>(2 * L + 1) *
+  const double layernorm = static_cast<double>(norms) *
       (time_call([&] { kernels::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), bias.data(), N, C); }) +
        time_call([&] { kernels::layernorm_backward(dx.data(), dw.data(), dbias.data(), dy.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C); }));
   const double gelu = static_cast<double>(L) *
-      (time_call([&] { kernels::gelu_forward(y.data(), x.data(), N * 4 * C); }) +
-       time_call([&] { kernels::gelu_backward(dx.data(), dy.data(), x.data(), N * 4 * C); }));
+      (time_call([&] { kernels::gelu_forward(y.data(), x.data(), N * H); }) +
+       time_call([&] { kernels::gelu_backward(dx.data(), dy.data(), x.data(), N * H); }));
   const double softmax = time_call([&] { kernels::crossentropy_forward(losses.data(), dlogits.data(), logits.data(), ids.data(), N, V); }) +
                          time_call([&] { kernels::crossentropy_backward(logits.data(), dlogits.data(), ids.data(), 1.0f / N, N, V); });
   const double other = time_call([&] { kernels::embedding_forward(y.data(), ids.data(), w.data(), w.data(), B, T, C); }) +
@@ -133,7 +141,7 @@ BenchResult run_bench(const BenchOptions& o) {
   BenchResult r;
   r.sgemm_peak_flops = measure_sgemm_peak_flops();
 
-  nn::GPT model = nn::make_gpt(c);
+  nn::GPT model = nn::gpt_create(c);
   nn::gpt_init(model, 1);
   tg::Rng rng(2);
   UniformTokens batches(c.vocab_size, B * T);
@@ -170,7 +178,7 @@ BenchResult run_bench(const BenchOptions& o) {
     // bench_torch.py); the context length does not change the work per token.
     nn::GPTConfig sc = c;
     sc.block_size = std::max(c.block_size, o.prompt_tokens + o.sample_tokens);
-    nn::GPT smodel = nn::make_gpt(sc);
+    nn::GPT smodel = nn::gpt_create(sc);
     nn::gpt_init(smodel, 3);
     nn::Decoder dec(smodel);
     for (int64_t i = 0; i < o.prompt_tokens; ++i) dec.step(static_cast<int32_t>(i % c.vocab_size));

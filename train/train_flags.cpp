@@ -61,7 +61,7 @@ std::vector<TrainFlag> make_table() {
       {"gelu", "model", "tanh (GPT-2's) | erf (PyTorch's nn.GELU(), nanoGPT's current model)", T::Text, "tanh",
        false, -1, "",
        [](O& o, const V& v) {
-         if (!nn::parse_gelu(as_text(v), &o.model.gelu))
+         if (!nn::gelu_parse(as_text(v), &o.model.gelu))
            throw tg::UsageError("--gelu must be 'tanh' or 'erf' (got '" + as_text(v) + "')");
        },
        nullptr},
@@ -71,7 +71,7 @@ std::vector<TrainFlag> make_table() {
        [](O& o, const V& v) { o.model.tied = !as_int(v); }, nullptr},
       {"pos-encoding", "model", "learned | sinusoidal", T::Text, "learned", false, -1, "",
        [](O& o, const V& v) {
-         if (!nn::parse_pos_encoding(as_text(v), &o.model.pos_encoding))
+         if (!nn::pos_encoding_parse(as_text(v), &o.model.pos_encoding))
            throw tg::UsageError("--pos-encoding must be 'learned' or 'sinusoidal' (got '" + as_text(v) + "')");
        },
        nullptr},

@@ -21,7 +21,7 @@ inline nn::GPTConfig tiny_config() {
 // Initialised with a larger spread than GPT-2's 0.02 so that every parameter
 // has a clearly non-zero gradient for finite differences to measure.
 inline nn::GPT tiny_model(const nn::GPTConfig& c, uint64_t seed = 7, float spread = 10.0f) {
-  nn::GPT m = nn::make_gpt(c);
+  nn::GPT m = nn::gpt_create(c);
   nn::gpt_init(m, seed);
   for (const nn::ParamInfo& p : m.store.table) {
     float* d = m.store.params.data() + p.offset;

@@ -173,7 +173,7 @@ TEST_CASE("a training step allocates nothing after the first", "[alloc]") {
     INFO("sampler " << sampler);
     nn::GPTConfig c = testing::tiny_config();
     c.dropout = 0.1f;
-    nn::GPT m = nn::make_gpt(c);
+    nn::GPT m = nn::gpt_create(c);
     nn::gpt_init(m, 1);
     TempDir dir;
     const std::string path = dir.path + "/train.bin";
@@ -204,7 +204,7 @@ TEST_CASE("the arena plan covers a training step exactly", "[alloc]") {
   for (float dropout : {0.0f, 0.1f}) {
     nn::GPTConfig c = testing::tiny_config();
     c.dropout = dropout;
-    nn::GPT m = nn::make_gpt(c);
+    nn::GPT m = nn::gpt_create(c);
     nn::gpt_init(m, 1);
     const testing::Batch b = testing::tiny_batch(3, c.block_size, c.vocab_size);
     FixedBatch batch(b);

@@ -91,11 +91,11 @@ Options parse_options(int argc, char** argv) {
     else if (flag == "--bias") o.config.bias = parse_int(flag, v) != 0;
     else if (flag == "--tied") o.config.tied = parse_int(flag, v) != 0;
     else if (flag == "--pos") {
-      if (!nn::parse_pos_encoding(v, &o.config.pos_encoding))
+      if (!nn::pos_encoding_parse(v, &o.config.pos_encoding))
         usage_error("--pos wants 'learned' or 'sinusoidal', got '" + std::string(v) + "'");
     }
     else if (flag == "--gelu") {
-      if (!nn::parse_gelu(v, &o.config.gelu))
+      if (!nn::gelu_parse(v, &o.config.gelu))
         usage_error("--gelu wants 'tanh' or 'erf', got '" + std::string(v) + "'");
     }
     else if (flag == "--seed") o.seed = static_cast<uint64_t>(parse_int(flag, v));
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
   const nn::GPTConfig& c = o.config;
 
-  nn::GPT model = nn::make_gpt(c);
+  nn::GPT model = nn::gpt_create(c);
   nn::gpt_init(model, o.seed);
   spread_weights(model, o.spread, o.seed);
 

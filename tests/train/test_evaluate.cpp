@@ -18,7 +18,7 @@ nn::GPT small_model() {
   c.n_layer = 1;
   c.n_head = 2;
   c.n_embd = 16;
-  nn::GPT m = nn::make_gpt(c);
+  nn::GPT m = nn::gpt_create(c);
   nn::gpt_init(m, 3);
   return m;
 }

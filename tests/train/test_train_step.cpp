@@ -47,7 +47,7 @@ TEST_CASE("the reducer sees the whole gradient once per step, before the update"
   c.n_layer = 1;
   c.n_head = 2;
   c.n_embd = 16;
-  nn::GPT m = nn::make_gpt(c);
+  nn::GPT m = nn::gpt_create(c);
   nn::gpt_init(m, 3);
   const std::vector<float> before(m.store.params.data(), m.store.params.data() + m.store.total);
   RandomTokens batches(2 * c.block_size);

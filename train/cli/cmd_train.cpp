@@ -101,7 +101,7 @@ int start_run(const cxxopts::ParseResult& r) {
   const std::string err = train::options_error(o);
   if (!err.empty()) throw tg::UsageError(err);
   set_threads(o.threads);
-  nn::GPT model = nn::make_gpt(o.model);
+  nn::GPT model = nn::gpt_create(o.model);
   nn::gpt_init(model, o.seed);
   return train::run_training(o, model, tokenizer.spec(), train::new_run_state(o.seed), false, false);
 }
@@ -146,9 +146,9 @@ int resume_run(const cxxopts::ParseResult& r) {
                          " of max_steps " + std::to_string(o.max_steps) +
                          "); pass --max-steps N with N > " + std::to_string(step) + " to train further");
   set_threads(o.threads);
-  nn::GPT model = nn::make_gpt(o.model);
+  nn::GPT model = nn::gpt_create(o.model);
   model.store = std::move(ck.store);
-  nn::bind_views(model);
+  nn::gpt_bind_views(model);
   // Files from before format_version 2 carry no run id: the run gets one now.
   if (ck.meta.train.run_id.empty()) ck.meta.train.run_id = train::new_run_id();
   return train::run_training(o, model, ck.meta.tokenizer, ck.meta.train, true,

@@ -10,12 +10,11 @@
 
 #include "autograd/kernels/attention_flash.h"
 #include "autograd/kernels/kernels.h"
-#include "autograd/ops.h"
 #include "autograd/base/rng.h"
 #include "nn/decode.h"
 #include "nn/gpt.h"
-#include "train/optimizer.h"
 #include "train/peak_flops.h"
+#include "train/train_step.h"
 
 namespace train {
 
@@ -140,6 +139,23 @@ AttentionKernels compare_attention_kernels(const nn::GPTConfig& c, int64_t B) {
   return k;
 }
 
+// Uniform random tokens, inputs and targets drawn in turn: bench measures
+// speed, and no data file is needed.
+class UniformTokens : public BatchSource {
+ public:
+  UniformTokens(int64_t vocab_size, int64_t n) : V_(static_cast<uint64_t>(vocab_size)), n_(n) {}
+  void fill(int32_t* inputs, int32_t* targets, tg::Rng& rng) override {
+    for (int64_t i = 0; i < n_; ++i) {
+      inputs[i] = static_cast<int32_t>(rng.below(V_));
+      targets[i] = static_cast<int32_t>(rng.below(V_));
+    }
+  }
+
+ private:
+  uint64_t V_;
+  int64_t n_;
+};
+
 }  // namespace
 
 BenchResult run_bench(const BenchOptions& o) {
@@ -151,32 +167,17 @@ BenchResult run_bench(const BenchOptions& o) {
   nn::GPT model = nn::gpt_create(c);
   nn::gpt_init(model, 1);
   tg::Rng rng(2);
-  std::vector<int32_t> inputs(static_cast<size_t>(B * T)), targets(inputs.size());
-  autograd::Arena arena(nn::training_arena_floats(c, B));
-  autograd::Tape tape;
-  AdamWConfig adamw;
+  UniformTokens batches(c.vocab_size, B * T);
+  TrainStep step(model, StepShape{B, T, 1});
   std::vector<double> step_times, opt_times;
   for (int64_t s = 0; s < o.warmup + o.steps; ++s) {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      inputs[i] = static_cast<int32_t>(rng.below(static_cast<uint64_t>(c.vocab_size)));
-      targets[i] = static_cast<int32_t>(rng.below(static_cast<uint64_t>(c.vocab_size)));
-    }
-    // Exactly the trainer's step: reset, taped forward, loss, backward, clip + AdamW.
+    // The trainer's step (train_step.cpp), on synthetic tokens at a fixed lr.
     const auto t0 = Clock::now();
-    arena.reset();
-    tape.clear();
-    autograd::OpContext ctx{&arena, &tape};
-    autograd::Tensor logits = nn::gpt_forward(ctx, model, inputs.data(), B, T, rng.next_u64());
-    autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), targets.data());
-    tape.backward(loss, arena);
-    const auto t_opt = Clock::now();
-    const double norm = grad_norm(model.store);
-    adamw_step(model.store, adamw, 1e-4f, s + 1, norm);
-    const double opt = seconds(t_opt);
-    const double step = seconds(t0);
+    const StepResult sr = step.run(batches, rng, AdamWConfig{}, 1e-4f, s + 1);
+    const double seconds_step = seconds(t0);
     if (s >= o.warmup) {
-      step_times.push_back(step);
-      opt_times.push_back(opt);
+      step_times.push_back(seconds_step);
+      opt_times.push_back(sr.optimizer_seconds);
     }
   }
   r.step_seconds = median(step_times);
@@ -186,7 +187,7 @@ BenchResult run_bench(const BenchOptions& o) {
   r.parameter_bytes = model.store.total * 4;
   r.gradient_bytes = r.parameter_bytes;
   r.moment_bytes = 2 * r.parameter_bytes;
-  r.activation_bytes = arena.capacity_floats() * 4;
+  r.activation_bytes = step.arena().capacity_floats() * 4;
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   r.peak_rss_bytes = static_cast<int64_t>(ru.ru_maxrss) * 1024;

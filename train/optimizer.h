@@ -1,6 +1,7 @@
-// One optimizer step over the flat buffers: global-norm clipping, AdamW with
-// decoupled weight decay on 2-D parameters only, and gradient zeroing, fused
-// into the kernels' single threaded pass.
+// The optimizer's three parts, applied by train_step.cpp in this order:
+// the global gradient norm, the clipping factor it decides, and one AdamW
+// update (decoupled weight decay on 2-D parameters only) that also leaves
+// every gradient zero.
 #pragma once
 
 #include <cstdint>
@@ -20,11 +21,16 @@ struct AdamWConfig {
 // Global L2 norm of all gradients (deterministic for any thread count).
 double grad_norm(const nn::ParameterStore& store);
 
-// Applies one step with learning rate lr as step number `step` (1-based, for
-// bias correction) and leaves every gradient zero. `norm` is grad_norm(store),
-// measured by the caller (who also logs it): if norm > clip the gradients are
-// scaled by clip / (norm + 1e-6), as torch.nn.utils.clip_grad_norm_.
-void adamw_step(nn::ParameterStore& store, const AdamWConfig& cfg, float lr, int64_t step,
-                double norm);
+// What clipping scales every gradient by: grad_clip / (norm + 1e-6) when the
+// norm exceeds grad_clip (as torch.nn.utils.clip_grad_norm_), else 1.
+float clip_factor(const AdamWConfig& cfg, double norm);
+
+// One AdamW step with learning rate lr as step number `step` (1-based, for
+// bias correction), reading each gradient times `grad_scale`. Note [Fused
+// optimizer pass]: the kernel writes 0 into each gradient right after
+// reading it, so clipping's scale, the update and the zeroing the next
+// backward needs (it adds into the gradients) are one sweep over memory.
+void adamw_update(nn::ParameterStore& store, const AdamWConfig& cfg, float lr, int64_t step,
+                  float grad_scale);
 
 }  // namespace train

@@ -1,12 +1,11 @@
 // TrainOptions: every setting of a training run. They are saved in the
-// checkpoint (/train/flags) so that `train --resume CKPT` needs no flags.
+// checkpoint (/train/flags) so that `train --resume CKPT` needs no flags;
+// the flags that set them: Note [Training flags] in train_flags.h.
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <vector>
 
-#include "checkpoints/checkpoint.h"
 #include "nn/config.h"
 #include "train/lr_schedule.h"
 #include "train/optimizer.h"
@@ -41,11 +40,5 @@ inline int64_t tokens_per_step(const TrainOptions& o) {
 
 // Empty if the options make sense together, else one sentence for the user.
 std::string options_error(const TrainOptions& o);
-
-// To and from the checkpoint's flag list (model shape lives in /config).
-std::vector<checkpoints::Flag> options_to_flags(const TrainOptions& o);
-// Overwrites the fields named in `flags`; throws tg::DataError on a flag of
-// the wrong type (a damaged or foreign checkpoint).
-void options_from_flags(const std::vector<checkpoints::Flag>& flags, TrainOptions* o);
 
 }  // namespace train

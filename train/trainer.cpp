@@ -8,21 +8,24 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
+#include <utility>
 #include <vector>
 
-#include "autograd/base/errors.h"
-#include "autograd/kernels/blas_setup.h"
-#include "autograd/ops.h"
-#include "autograd/base/rng.h"
 #include "autograd/base/atomic_file.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/rng.h"
+#include "autograd/kernels/blas_setup.h"
 #include "checkpoints/checkpoint.h"
-#include "data/sampler.h"
 #include "data/token_file.h"
 #include "train/evaluate.h"
 #include "train/metrics.h"
 #include "train/peak_flops.h"
 #include "train/run_dir.h"
+#include "train/token_batches.h"
+#include "train/train_flags.h"
+#include "train/train_step.h"
 
 namespace train {
 
@@ -73,36 +76,31 @@ std::string mib(int64_t bytes) {
 class Trainer {
  public:
   Trainer(const TrainOptions& o, nn::GPT& model, const data::TokenizerSpec& tokenizer,
-          RunState state)
+          checkpoints::TrainState state)
       : o_(o),
         model_(model),
         tokenizer_(tokenizer),
-        state_(state),
+        state_(std::move(state)),
         train_file_(o.data_dir + "/train.bin"),
         val_file_(o.data_dir + "/val.bin"),
-        arena_(nn::training_arena_floats(model.config, o.batch_size)) {
+        step_(model, StepShape{o.batch_size, model.config.block_size, o.grad_accum}) {
     const int64_t V = model.config.vocab_size, T = model.config.block_size;
     for (const data::TokenFile* f : {&train_file_, &val_file_})
       if (f->vocab_size() > V)
         throw tg::DataError(f->path() + " uses a vocabulary of " + std::to_string(f->vocab_size()) +
                             " tokens but the model has " + std::to_string(V) +
                             "; prepare the data with the model's tokenizer");
-    if (o.sampler == "sequential") {
-      sequential_ = std::make_unique<data::SequentialSampler>(train_file_, o.batch_size, T);
-      sequential_->set_position(state.sampler_position);
-    } else {
-      random_ = std::make_unique<data::RandomSampler>(train_file_, o.batch_size, T);
-    }
+    batches_ = std::make_unique<TokenFileBatches>(train_file_, o.sampler, o.batch_size, T,
+                                                  state_.sampler_position);
     if (val_file_.size() < 2)
       throw tg::DataError(val_file_.path() + " has fewer than 2 tokens; prepare with a larger --val-fraction");
-    rng_.set_state(state.rng_state);
-    inputs_.resize(static_cast<size_t>(o.batch_size * T));
-    targets_.resize(inputs_.size());
+    rng_.set_state(state_.rng_state);
   }
 
   std::string data_hash() const { return train_file_.hash() + ":" + val_file_.hash(); }
 
   int run(bool resumed);
+  void set_gradient_reducer(GradientReducer* reducer) { step_.set_gradient_reducer(reducer); }
 
  private:
   double train_step();
@@ -115,44 +113,26 @@ class Trainer {
   const TrainOptions& o_;
   nn::GPT& model_;
   const data::TokenizerSpec& tokenizer_;
-  RunState state_;
+  checkpoints::TrainState state_;
   data::TokenFile train_file_, val_file_;
-  std::unique_ptr<data::SequentialSampler> sequential_;
-  std::unique_ptr<data::RandomSampler> random_;
+  std::unique_ptr<TokenFileBatches> batches_;
   tg::Rng rng_;
-  autograd::Arena arena_;
-  autograd::Tape tape_;
-  std::vector<int32_t> inputs_, targets_;
+  TrainStep step_;
   double last_grad_norm_ = 0.0;
 };
 
-// One optimizer step over grad_accum micro-batches; returns the mean loss.
+// One optimizer step (train_step.cpp) at the schedule's learning rate, then
+// the run's bookkeeping; returns the mean loss, NaN when it diverged.
 double Trainer::train_step() {
-  const int64_t B = o_.batch_size, T = model_.config.block_size, K = o_.grad_accum;
-  double loss_sum = 0.0;
-  for (int64_t k = 0; k < K; ++k) {
-    if (sequential_) sequential_->fill(inputs_.data(), targets_.data());
-    else random_->fill(inputs_.data(), targets_.data(), rng_);
-    const uint64_t dropout_seed = rng_.next_u64();
-    arena_.reset();
-    tape_.clear();
-    autograd::OpContext ctx{&arena_, &tape_};
-    autograd::Tensor logits = nn::gpt_forward(ctx, model_, inputs_.data(), B, T, dropout_seed);
-    autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), targets_.data());
-    // Each micro-batch contributes 1/K of the averaged gradient.
-    tape_.backward(loss, arena_, 1.0f / static_cast<float>(K));
-    loss_sum += loss.data[0];
-  }
-  const double loss = loss_sum / static_cast<double>(K);
-  last_grad_norm_ = grad_norm(model_.store);
-  if (!std::isfinite(loss) || !std::isfinite(last_grad_norm_)) return NAN;
-  const double lr = lr_at(o_.schedule, state_.step);
-  adamw_step(model_.store, o_.adamw, static_cast<float>(lr), state_.step + 1, last_grad_norm_);
+  const float lr = static_cast<float>(lr_at(o_.schedule, state_.step));
+  const StepResult r = step_.run(*batches_, rng_, o_.adamw, lr, state_.step + 1);
+  last_grad_norm_ = r.grad_norm;
+  if (!r.applied) return NAN;
   state_.step += 1;
   state_.tokens_seen += tokens_per_step(o_);
-  if (sequential_) state_.sampler_position = sequential_->position();
+  state_.sampler_position = batches_->position();
   state_.rng_state = rng_.state();
-  return loss;
+  return r.loss;
 }
 
 double Trainer::validate() {
@@ -162,21 +142,16 @@ double Trainer::validate() {
   EvalOptions eo;
   eo.batch_size = o_.batch_size;
   eo.max_windows = o_.eval_steps * o_.batch_size;
-  return evaluate_tokens(model_, source, eo, arena_).mean_loss();
+  return evaluate_tokens(model_, source, eo, step_.arena()).mean_loss();
 }
 
 void Trainer::save(const std::string& path, bool with_optimizer) {
   checkpoints::Checkpoint meta;
   meta.config = model_.config;
-  meta.train.step = state_.step;
-  meta.train.tokens_seen = state_.tokens_seen;
+  meta.train = state_;
   meta.train.seed = o_.seed;
-  meta.train.rng_state = state_.rng_state;
-  meta.train.sampler_position = state_.sampler_position;
-  meta.train.best_val_loss = state_.best_val_loss;
   meta.train.data_hash = data_hash();
   meta.train.run_dir = o_.out_dir;
-  meta.train.run_id = state_.run_id;
   meta.train.flags = options_to_flags(o_);
   meta.optimizer.step = state_.step;
   meta.optimizer.lr = lr_at(o_.schedule, std::max<int64_t>(0, state_.step - 1));
@@ -334,10 +309,20 @@ MemoryEstimate estimate_memory(const nn::GPT& model, int64_t B) {
   return m;
 }
 
+checkpoints::TrainState new_run_state(uint64_t seed) {
+  checkpoints::TrainState s;
+  s.rng_state = tg::Rng(seed ^ 0x7261696eULL).state();  // "rain": a stream apart from init
+  s.best_val_loss = std::numeric_limits<double>::infinity();
+  s.run_id = new_run_id();
+  return s;
+}
+
 int run_training(const TrainOptions& options, nn::GPT& model,
-                 const data::TokenizerSpec& tokenizer, RunState state, bool resumed,
-                 const std::string& resumed_data_hash, bool allow_data_change) {
-  Trainer trainer(options, model, tokenizer, state);
+                 const data::TokenizerSpec& tokenizer, checkpoints::TrainState state, bool resumed,
+                 bool allow_data_change, GradientReducer* reducer) {
+  const std::string resumed_data_hash = state.data_hash;
+  Trainer trainer(options, model, tokenizer, std::move(state));
+  trainer.set_gradient_reducer(reducer);
   if (resumed && trainer.data_hash() != resumed_data_hash && !allow_data_change)
     throw tg::UsageError("the token files in " + options.data_dir +
                          " differ from the ones this run was trained on; pass --allow-data-change "

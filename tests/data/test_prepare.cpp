@@ -8,7 +8,7 @@
 #include "data/tokenizer.h"
 #include "data/tokenizer_json.h"
 #include "test_util.h"
-#include "train/commands.h"
+#include "train/cli/commands.h"
 
 namespace {
 

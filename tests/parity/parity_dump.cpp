@@ -1,6 +1,6 @@
-// tapegpt_parity_dump: runs one tiny GPT through a forward, a backward and K
-// AdamW steps, and writes every intermediate the PyTorch parity check
-// (scripts/torch_parity.py) compares: weights, batch, logits, loss, gradients
+// tapegpt_parity_dump: runs one tiny GPT through K training steps (the
+// trainer's own, train/train_step.h) on one fixed batch and writes every
+// intermediate the PyTorch parity check (scripts/torch_parity.py) compares: weights, batch, logits, loss, gradients
 // and the weights after each step, as raw float32/int32 files + manifest.json.
 //
 // Usage:
@@ -12,12 +12,13 @@
 // Layout of DIR (all little-endian, parameters concatenated in the order and
 // at the element offsets listed in manifest.json's "params"):
 //   inputs.bin, targets.bin   int32 [B,T]
-//   logits.bin                float32 [B,T,V], copied before cross_entropy
+//   logits.bin                float32 [B,T,V] at weights_0
 //   weights_0.bin             initial parameters
 //   grads_K.bin  (K=0..)      gradients of the loss at weights_K
 //   weights_K.bin (K=1..)     parameters after optimizer step K
 // and manifest.json with the config, the optimizer settings, the loss and the
 // gradient norm measured at each step.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -33,7 +34,7 @@
 #include "autograd/tape.h"
 #include "nn/config.h"
 #include "nn/gpt.h"
-#include "train/optimizer.h"
+#include "train/train_step.h"
 
 namespace {
 
@@ -161,23 +162,34 @@ void spread_weights(nn::GPT& m, float spread, uint64_t seed) {
   }
 }
 
-// One forward + backward at the current weights on a fresh arena and tape;
-// the gradients land in model.store.grads (zeroed first).
-float forward_backward(nn::GPT& m, const std::vector<int32_t>& inputs,
-                       const std::vector<int32_t>& targets, int64_t B, int64_t T,
-                       std::vector<float>* logits_out) {
-  autograd::Arena arena;
-  autograd::Tape tape;
-  autograd::OpContext ctx{&arena, &tape};
-  m.store.grads.zero();
-  autograd::Tensor logits = nn::gpt_forward(ctx, m, inputs.data(), B, T);
-  // cross_entropy overwrites the logits with probabilities: copy them first.
-  if (logits_out) logits_out->assign(logits.data, logits.data + logits.numel());
-  autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), targets.data());
-  const float value = loss.data[0];
-  tape.backward(loss, arena);
-  return value;
-}
+// The one batch every step trains on.
+class FixedBatch : public train::BatchSource {
+ public:
+  FixedBatch(const std::vector<int32_t>& inputs, const std::vector<int32_t>& targets)
+      : inputs_(inputs), targets_(targets) {}
+  void fill(int32_t* inputs, int32_t* targets, tg::Rng&) override {
+    std::copy(inputs_.begin(), inputs_.end(), inputs);
+    std::copy(targets_.begin(), targets_.end(), targets);
+  }
+
+ private:
+  const std::vector<int32_t>& inputs_;
+  const std::vector<int32_t>& targets_;
+};
+
+// Writes grads_K.bin from the all-reduce seam (Note [Gradient all-reduce
+// seam]): there the step's gradient is complete and not yet clipped.
+class DumpGradients : public train::GradientReducer {
+ public:
+  explicit DumpGradients(const std::string& dir) : dir_(dir) {}
+  void reduce(nn::ParameterStore& store) override {
+    write_params(dir_, "grads_" + std::to_string(k_++) + ".bin", store, store.grads);
+  }
+
+ private:
+  std::string dir_;
+  int64_t k_ = 0;
+};
 
 std::string json_float(double v) {
   char buf[64];
@@ -206,19 +218,31 @@ int main(int argc, char** argv) {
   write_raw(o.out, "targets.bin", targets.data(), targets.size() * sizeof(int32_t));
   write_params(o.out, "weights_0.bin", model.store, model.store.params);
 
-  // Step k (1-based) is: forward/backward at weights_{k-1} (loss k-1,
-  // grads_{k-1}), clip + AdamW → weights_k. One more forward/backward at the
-  // end gives the loss after the last step.
+  // The logits at weights_0, from the untaped forward (the same kernels;
+  // the step's own cross_entropy overwrites its logits with probabilities).
   std::vector<float> logits;
+  {
+    autograd::Arena arena;
+    autograd::OpContext ctx{&arena, nullptr};
+    const autograd::Tensor l = nn::gpt_forward(ctx, model, inputs.data(), o.B, o.T);
+    logits.assign(l.data, l.data + l.numel());
+  }
+
+  // Step k+1 is the trainer's step (train/train_step.cpp) at weights_k: its
+  // loss k, grads_k (dumped at the all-reduce seam) and norm k, then clip +
+  // AdamW -> weights_{k+1}. A last step gives the loss and gradient after
+  // the final update (its own update is not dumped).
+  FixedBatch batch(inputs, targets);
+  DumpGradients dump(o.out);
+  train::TrainStep step(model, train::StepShape{o.B, o.T, 1});
+  step.set_gradient_reducer(&dump);
   std::vector<double> losses, norms;
   for (int64_t k = 0; k <= o.steps; ++k) {
-    losses.push_back(forward_backward(model, inputs, targets, o.B, o.T, k == 0 ? &logits : nullptr));
-    norms.push_back(train::grad_norm(model.store));
-    write_params(o.out, "grads_" + std::to_string(k) + ".bin", model.store, model.store.grads);
-    if (k == o.steps) break;
-    train::adamw_step(model.store, o.adamw, o.lr, k + 1, norms.back());
-    write_params(o.out, "weights_" + std::to_string(k + 1) + ".bin", model.store,
-                 model.store.params);
+    const train::StepResult r = step.run(batch, rng, o.adamw, o.lr, k + 1);
+    losses.push_back(r.loss);
+    norms.push_back(r.grad_norm);
+    if (k < o.steps)
+      write_params(o.out, "weights_" + std::to_string(k + 1) + ".bin", model.store, model.store.params);
   }
   write_raw(o.out, "logits.bin", logits.data(), logits.size() * sizeof(float));
 

@@ -11,10 +11,10 @@
 #include <string>
 
 #include "autograd/base/errors.h"
-#include "train/attention_report.h"
-#include "train/embed.h"
-#include "train/plot.h"
-#include "train/svg.h"
+#include "train/viz/attention_report.h"
+#include "train/viz/embed.h"
+#include "train/viz/plot.h"
+#include "train/viz/svg.h"
 
 namespace {
 

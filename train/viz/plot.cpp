@@ -1,5 +1,5 @@
 // metrics.jsonl reading and the loss/learning-rate SVG (see plot.h).
-#include "train/plot.h"
+#include "train/viz/plot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "autograd/base/errors.h"
-#include "train/svg.h"
+#include "train/viz/svg.h"
 
 namespace viz {
 

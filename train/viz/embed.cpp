@@ -1,11 +1,11 @@
 // Cosine neighbours and the position-similarity picture (see embed.h).
-#include "train/embed.h"
+#include "train/viz/embed.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "train/svg.h"
+#include "train/viz/svg.h"
 
 namespace viz {
 

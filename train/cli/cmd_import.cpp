@@ -12,8 +12,8 @@
 #include "checkpoints/safetensors.h"
 #include "data/file_read.h"
 #include "data/gpt2_vocab.h"
-#include "train/cli_util.h"
-#include "train/commands.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
 
 namespace cli {
 

@@ -6,10 +6,10 @@
 
 #include "data/file_read.h"
 #include "data/token_file.h"
-#include "train/cli_util.h"
-#include "train/commands.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
 #include "train/evaluate.h"
-#include "train/load_model.h"
+#include "train/cli/load_model.h"
 
 namespace cli {
 
@@ -29,14 +29,14 @@ int cmd_eval(int argc, char** argv) {
   add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
-  if (!r.count("ckpt")) throw tg::UsageError("--ckpt CKPT is required");
+  const std::string ckpt = required_ckpt(r);
   if (r.count("tokens") + r.count("text") != 1)
     throw tg::UsageError("give exactly one of --tokens FILE.bin or --text FILE");
   const int64_t stride = get<int64_t>(r, "stride");
   const int64_t batch = get<int64_t>(r, "batch-size");
   if (batch < 1 || batch > 4096) throw tg::UsageError("--batch-size must be between 1 and 4096");
 
-  LoadedModel lm = load_model(get<std::string>(r, "ckpt"));
+  LoadedModel lm = load_model(ckpt);
   const int64_t T = lm.model.config.block_size;
   if (stride < 0 || stride >= T + 1)
     throw tg::UsageError("--stride must be between 1 and block_size (" + std::to_string(T) + ")");

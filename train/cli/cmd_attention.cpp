@@ -8,11 +8,11 @@
 #include "autograd/arena.h"
 #include "autograd/ops.h"
 #include "autograd/base/atomic_file.h"
-#include "train/attention_report.h"
-#include "train/cli_util.h"
-#include "train/commands.h"
-#include "train/load_model.h"
-#include "train/output_files.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
+#include "train/cli/load_model.h"
+#include "train/cli/output_files.h"
+#include "train/viz/attention_report.h"
 
 namespace cli {
 
@@ -32,14 +32,14 @@ int cmd_attention(int argc, char** argv) {
   add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
-  if (!r.count("ckpt")) throw tg::UsageError("--ckpt CKPT is required");
+  const std::string ckpt = required_ckpt(r);
   if (!r.count("prompt") || get<std::string>(r, "prompt").empty())
     throw tg::UsageError("--prompt TEXT is required and must not be empty");
   if (!r.count("out") || get<std::string>(r, "out").empty()) throw tg::UsageError("--out DIR is required");
   if (r.count("layer") != r.count("head"))
     throw tg::UsageError("give --layer and --head together (the head to draw as an SVG)");
 
-  LoadedModel lm = load_model(get<std::string>(r, "ckpt"));
+  LoadedModel lm = load_model(ckpt);
   const nn::GPTConfig& c = lm.model.config;
   const bool svg = r.count("layer") > 0;
   const int64_t layer = svg ? get<int64_t>(r, "layer") : 0, head = svg ? get<int64_t>(r, "head") : 0;
@@ -77,7 +77,7 @@ int cmd_attention(int argc, char** argv) {
   maps.T = T;
   maps.token_ids = ids;
   for (int32_t id : ids) maps.tokens.push_back(lm.tokenizer.token_bytes(id));
-  maps.title = get<std::string>(r, "ckpt");
+  maps.title = ckpt;
   // One sequence (B = 1), so the [n_layer, B, n_head, T, T] probabilities
   // the forward fills are exactly the maps' [n_layer, n_head, T, T].
   maps.probs.resize(static_cast<size_t>(c.n_layer * c.n_head * T * T));

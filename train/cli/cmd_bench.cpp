@@ -10,8 +10,8 @@
 #include "autograd/kernels/blas_setup.h"
 #include "nn/params.h"
 #include "train/bench.h"
-#include "train/cli_util.h"
-#include "train/commands.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
 #include "train/peak_flops.h"
 #include "train/presets.h"
 

@@ -1,3 +1,11 @@
+// train/cli/: the tapegpt command line, namespace cli — its own CMake target
+// (library tapegpt_cli, binary tapegpt from main.cpp). One cmd_NAME.cpp per
+// subcommand; the contract every command follows in cli_util.h; --ckpt and
+// model loading in load_model.h; where the picture commands write in
+// output_files.h; `train --init-from` in init_from.h. The training flags
+// themselves are declared once in train/train_flags.h (Note [Training
+// flags]); commands call into train/, train/viz/, data/ and checkpoints/.
+//
 // The tapegpt subcommands. Each parses its own flags with cxxopts and returns
 // the process exit code; user mistakes are thrown as tg::UsageError (exit 2)
 // or tg::DataError (exit 1) and printed as one line by main.

@@ -1,5 +1,5 @@
 // SVG writer and escaping (see svg.h).
-#include "train/svg.h"
+#include "train/viz/svg.h"
 
 #include <algorithm>
 #include <cmath>

@@ -17,8 +17,8 @@
 #include "data/gpt2_vocab.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_json.h"
-#include "train/cli_util.h"
-#include "train/commands.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
 
 namespace cli {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "autograd/base/errors.h"
 #include "data/prepare.h"
-#include "train/cli_util.h"
-#include "train/commands.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
 
 namespace cli {
 

@@ -1,5 +1,5 @@
 // Thread-count control and number formatting shared by the commands (see cli_util.h).
-#include "train/cli_util.h"
+#include "train/cli/cli_util.h"
 
 #include <omp.h>
 

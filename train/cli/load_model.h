@@ -1,6 +1,8 @@
-// Loading a model (and its tokenizer) from a checkpoint for eval and sample.
+// The checkpoint a command runs (eval, sample, attention, embed): its --ckpt
+// flag and the model and tokenizer loaded from it.
 #pragma once
 
+#include <cxxopts.hpp>
 #include <string>
 
 #include "data/tokenizer.h"
@@ -13,6 +15,10 @@ struct LoadedModel {
   data::Tokenizer tokenizer;
   int64_t step = 0;
 };
+
+// The --ckpt path, checked before any other flag, or the UsageError
+// "--ckpt CKPT is required".
+std::string required_ckpt(const cxxopts::ParseResult& r);
 
 // Throws tg::DataError (naming the file) if it is missing or invalid.
 LoadedModel load_model(const std::string& ckpt_path);

@@ -13,8 +13,8 @@
 // both).
 #include <string>
 
-#include "train/attention_report.h"
-#include "train/svg.h"
+#include "train/viz/attention_report.h"
+#include "train/viz/svg.h"
 
 namespace viz {
 

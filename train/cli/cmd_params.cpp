@@ -2,8 +2,8 @@
 #include <cstdio>
 
 #include "checkpoints/checkpoint.h"
-#include "train/cli_util.h"
-#include "train/commands.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
 #include "train/param_table.h"
 #include "train/presets.h"
 

@@ -1,9 +1,16 @@
-// Checkpoint → model + tokenizer (see load_model.h).
-#include "train/load_model.h"
+// --ckpt → model + tokenizer (see load_model.h).
+#include "train/cli/load_model.h"
 
+#include "autograd/base/errors.h"
 #include "checkpoints/checkpoint.h"
+#include "train/cli/cli_util.h"
 
 namespace cli {
+
+std::string required_ckpt(const cxxopts::ParseResult& r) {
+  if (!r.count("ckpt")) throw tg::UsageError("--ckpt CKPT is required");
+  return get<std::string>(r, "ckpt");
+}
 
 LoadedModel load_model(const std::string& path) {
   checkpoints::Loaded ck = checkpoints::load_checkpoint(path, false);

@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "autograd/base/atomic_file.h"
-#include "train/cli_util.h"
-#include "train/commands.h"
-#include "train/embed.h"
-#include "train/load_model.h"
-#include "train/output_files.h"
-#include "train/svg.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
+#include "train/cli/load_model.h"
+#include "train/cli/output_files.h"
+#include "train/viz/embed.h"
+#include "train/viz/svg.h"
 
 namespace cli {
 
@@ -74,7 +74,7 @@ int cmd_embed(int argc, char** argv) {
   }
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argp.data(), &r)) return 0;
-  if (!r.count("ckpt")) throw tg::UsageError("--ckpt CKPT is required");
+  const std::string ckpt = required_ckpt(r);
   const bool analogy = r.count("analogy") > 0, nearest = r.count("nearest") > 0;
   const bool positions = r.count("positions") > 0;
   const std::vector<std::string> words =
@@ -94,7 +94,7 @@ int cmd_embed(int argc, char** argv) {
     refuse_existing({out}, r.count("overwrite") > 0);
   }
 
-  LoadedModel lm = load_model(get<std::string>(r, "ckpt"));
+  LoadedModel lm = load_model(ckpt);
   const nn::GPT& m = lm.model;
   const int64_t V = m.config.vocab_size, C = m.config.n_embd;
   const data::Tokenizer& tok = lm.tokenizer;
@@ -118,7 +118,7 @@ int cmd_embed(int argc, char** argv) {
   }
   if (positions) {
     const int64_t T = m.config.block_size;
-    const std::string title = get<std::string>(r, "ckpt") + ": " +
+    const std::string title = ckpt + ": " +
                               nn::pos_encoding_name(m.config.pos_encoding) + " positions 0-" +
                               std::to_string(T - 1);
     tg::atomic_write_file(out, viz::cosine_matrix_svg(viz::cosine_matrix(m.wpe.data, T, C), T, title));

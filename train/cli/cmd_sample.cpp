@@ -5,9 +5,9 @@
 #include "autograd/base/rng.h"
 #include "nn/decode.h"
 #include "nn/sampling.h"
-#include "train/cli_util.h"
-#include "train/commands.h"
-#include "train/load_model.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
+#include "train/cli/load_model.h"
 
 namespace cli {
 
@@ -32,7 +32,7 @@ int cmd_sample(int argc, char** argv) {
   add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
-  if (!r.count("ckpt")) throw tg::UsageError("--ckpt CKPT is required");
+  const std::string ckpt = required_ckpt(r);
   nn::SamplingOptions so;
   so.temperature = static_cast<float>(get<double>(r, "temperature"));
   so.top_k = get<int64_t>(r, "top-k");
@@ -46,7 +46,7 @@ int cmd_sample(int argc, char** argv) {
     throw tg::UsageError("--temperature 0 is greedy decoding (always the most likely token), so "
                          "--top-k and --top-p would do nothing: drop them or give a temperature > 0");
 
-  LoadedModel lm = load_model(get<std::string>(r, "ckpt"));
+  LoadedModel lm = load_model(ckpt);
   std::vector<int32_t> prompt;
   if (r.count("prompt") && !get<std::string>(r, "prompt").empty()) {
     prompt = lm.tokenizer.encode(get<std::string>(r, "prompt"));

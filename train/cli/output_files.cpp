@@ -1,5 +1,5 @@
 // Output checks for the visualisation commands (see output_files.h).
-#include "train/output_files.h"
+#include "train/cli/output_files.h"
 
 #include <filesystem>
 #include <system_error>

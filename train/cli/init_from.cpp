@@ -1,6 +1,6 @@
 // train --init-from: fine-tuning a checkpoint's weights as a new run (see
 // init_from.h).
-#include "train/init_from.h"
+#include "train/cli/init_from.h"
 
 #include <cstdio>
 #include <cstring>
@@ -11,7 +11,7 @@
 #include "checkpoints/checkpoint.h"
 #include "data/tokenizer_json.h"
 #include "nn/gpt.h"
-#include "train/cli_util.h"
+#include "train/cli/cli_util.h"
 #include "train/run_dir.h"
 #include "train/trainer.h"
 
@@ -117,10 +117,7 @@ int init_from_run(const cxxopts::ParseResult& r, train::TrainOptions o) {
   std::printf("initialised from %s (its step %lld); new run: step 0, fresh AdamW state and sampler\n",
               path.c_str(), static_cast<long long>(ck.meta.train.step));
 
-  train::RunState state;
-  state.rng_state = tg::Rng(o.seed ^ 0x7261696eULL).state();  // as a new run (cmd_train.cpp)
-  state.run_id = train::new_run_id();
-  return train::run_training(o, model, ck.meta.tokenizer, state, false, "", false);
+  return train::run_training(o, model, ck.meta.tokenizer, train::new_run_state(o.seed), false, false);
 }
 
 }  // namespace cli

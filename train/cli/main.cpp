@@ -10,7 +10,7 @@
 
 #include "autograd/base/errors.h"
 #include "autograd/kernels/blas_setup.h"
-#include "train/commands.h"
+#include "train/cli/commands.h"
 
 namespace {
 

@@ -7,10 +7,10 @@
 
 #include "checkpoints/checkpoint.h"
 #include "autograd/base/atomic_file.h"
-#include "train/cli_util.h"
-#include "train/commands.h"
-#include "train/output_files.h"
-#include "train/plot.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
+#include "train/cli/output_files.h"
+#include "train/viz/plot.h"
 
 namespace cli {
 

@@ -5,8 +5,8 @@
 #include <variant>
 
 #include "checkpoints/checkpoint.h"
-#include "train/cli_util.h"
-#include "train/commands.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
 
 namespace cli {
 

@@ -1,12 +1,12 @@
 // attention.json and the per-head SVG (see attention_report.h); the page is
 // in attention_page.cpp.
-#include "train/attention_report.h"
+#include "train/viz/attention_report.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
-#include "train/svg.h"
+#include "train/viz/svg.h"
 
 namespace viz {
 

@@ -1,0 +1,83 @@
+// The training-flag table (Note [Training flags]): the checkpoint's
+// /train/flags keep their names, types and order; every saved flag reads
+// back; a resumed run may change only the flags it always could.
+#include <catch2/catch.hpp>
+
+#include <set>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "autograd/base/errors.h"
+#include "train/train_flags.h"
+
+TEST_CASE("/train/flags keeps its names and order", "[flags]") {
+  // The order is part of the file (HDF5 tracks attribute creation order).
+  const std::vector<std::string> expected = {
+      "data", "batch_size", "grad_accum", "max_steps", "lr", "min_lr", "warmup",
+      "lr_decay_steps", "weight_decay", "beta1", "beta2", "eps", "grad_clip", "seed",
+      "sampler", "eval_interval", "eval_steps", "ckpt_interval", "keep"};
+  const std::vector<checkpoints::Flag> flags = train::options_to_flags(train::default_options());
+  std::vector<std::string> names;
+  for (const checkpoints::Flag& f : flags) names.push_back(f.name);
+  CHECK(names == expected);
+}
+
+TEST_CASE("every saved flag reads back into the same options", "[flags]") {
+  train::TrainOptions o = train::default_options();
+  o.data_dir = "some/dir";
+  o.batch_size = 7;
+  o.grad_accum = 3;
+  o.max_steps = 123;
+  o.schedule = {2e-3, 1e-5, 11, 99};
+  o.adamw = {0.8f, 0.9f, 1e-6f, 0.05f, 0.5f};
+  o.seed = 0xfedcba9876543210ULL;  // above INT64_MAX: saved as its bits
+  o.sampler = "sequential";
+  o.eval_interval = 4;
+  o.eval_steps = 5;
+  o.ckpt_interval = 6;
+  o.keep = 7;
+  train::TrainOptions back;
+  train::options_from_flags(train::options_to_flags(o), &back);
+  CHECK(back.data_dir == o.data_dir);
+  CHECK(back.batch_size == o.batch_size);
+  CHECK(back.grad_accum == o.grad_accum);
+  CHECK(back.max_steps == o.max_steps);
+  CHECK(back.schedule.lr == o.schedule.lr);
+  CHECK(back.schedule.min_lr == o.schedule.min_lr);
+  CHECK(back.schedule.warmup == o.schedule.warmup);
+  CHECK(back.schedule.decay_steps == o.schedule.decay_steps);
+  CHECK(back.adamw.beta1 == o.adamw.beta1);
+  CHECK(back.adamw.beta2 == o.adamw.beta2);
+  CHECK(back.adamw.eps == o.adamw.eps);
+  CHECK(back.adamw.weight_decay == o.adamw.weight_decay);
+  CHECK(back.adamw.grad_clip == o.adamw.grad_clip);
+  CHECK(back.seed == o.seed);
+  CHECK(back.sampler == o.sampler);
+  CHECK(back.eval_interval == o.eval_interval);
+  CHECK(back.eval_steps == o.eval_steps);
+  CHECK(back.ckpt_interval == o.ckpt_interval);
+  CHECK(back.keep == o.keep);
+}
+
+TEST_CASE("a saved flag of the wrong type is a data error; an unknown one is ignored", "[flags]") {
+  train::TrainOptions o;
+  CHECK_THROWS_AS(train::options_from_flags({checkpoints::Flag{"batch_size", std::string("12")}}, &o),
+                  tg::DataError);
+  CHECK_THROWS_AS(train::options_from_flags({checkpoints::Flag{"lr", int64_t{1}}}, &o), tg::DataError);
+  const train::TrainOptions before = o;
+  train::options_from_flags({checkpoints::Flag{"from_a_newer_tapegpt", int64_t{1}}}, &o);
+  CHECK(o.batch_size == before.batch_size);
+}
+
+TEST_CASE("a resumed run may change only these flags", "[flags]") {
+  std::set<std::string> resumable;
+  for (const train::TrainFlag& f : train::train_flags())
+    if (f.resumable) resumable.insert(f.name);
+  CHECK(resumable == std::set<std::string>{"resume", "max-steps", "out", "lr", "eval-interval", "eval-steps",
+                                           "ckpt-interval", "keep", "overwrite", "allow-data-change"});
+  REQUIRE(train::find_train_flag("batch-size") != nullptr);
+  CHECK(train::find_train_flag("batch-size")->saved_as == "batch_size");
+  CHECK(train::find_train_flag("") == nullptr);  // eps is saved but has no flag
+  CHECK(train::find_train_flag("no-such-flag") == nullptr);
+}

@@ -1,0 +1,176 @@
+// `tapegpt train`: start a run from prepared data, or resume one from its
+// checkpoint with no other flags, writing beside that checkpoint.
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+
+#include "autograd/base/errors.h"
+#include "checkpoints/checkpoint.h"
+#include "data/tokenizer_json.h"
+#include "nn/gpt.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
+#include "train/cli/init_from.h"
+#include "train/run_dir.h"
+#include "train/train_flags.h"
+#include "train/trainer.h"
+
+namespace cli {
+
+namespace {
+
+// cxxopts types of the table's flag types (Note [Training flags]).
+void add_flag(cxxopts::OptionAdder& add, const train::TrainFlag& f) {
+  using T = train::FlagType;
+  std::shared_ptr<cxxopts::Value> v;
+  switch (f.type) {
+    case T::Int: v = cxxopts::value<int64_t>(); break;
+    case T::UInt: v = cxxopts::value<uint64_t>(); break;
+    case T::Real: v = cxxopts::value<double>(); break;
+    case T::Text: v = cxxopts::value<std::string>(); break;
+    case T::Switch: v = cxxopts::value<bool>(); break;
+  }
+  if (!f.default_text.empty()) v->default_value(f.default_text);
+  add(f.name, f.help, v);
+}
+
+// The run flags, the common ones, then the model's and the optimisation's,
+// as --help lists them.
+void add_options(cxxopts::Options& opts) {
+  auto add_group = [&](const std::string& group) {
+    cxxopts::OptionAdder add = opts.add_options(group);
+    for (const train::TrainFlag& f : train::train_flags())
+      if (f.group == group && !f.name.empty()) add_flag(add, f);
+  };
+  add_group("run");
+  add_common_options(opts);
+  add_group("model");
+  add_group("optimisation");
+}
+
+// A flag's value as the table's setters take it.
+train::FlagValue flag_value(const cxxopts::ParseResult& r, const train::TrainFlag& f) {
+  using T = train::FlagType;
+  switch (f.type) {
+    case T::Int: return get<int64_t>(r, f.name);
+    case T::UInt: return static_cast<int64_t>(get<uint64_t>(r, f.name));
+    case T::Real: return get<double>(r, f.name);
+    case T::Text: return get<std::string>(r, f.name);
+    case T::Switch: break;
+  }
+  return static_cast<int64_t>(r.count(f.name) > 0);
+}
+
+train::TrainOptions options_from_command_line(const cxxopts::ParseResult& r) {
+  train::TrainOptions o = train::default_options();
+  if (!r.count("data")) throw tg::UsageError("--data DIR is required (a directory made by 'tapegpt prepare')");
+  if (!r.count("out")) throw tg::UsageError("--out RUNDIR is required (where checkpoints and metrics go)");
+  o.out_dir = get<std::string>(r, "out");
+  // Every flag that has a value: given, defaulted, or a switch (given or not).
+  for (const train::TrainFlag& f : train::train_flags()) {
+    if (!f.set || f.name.empty()) continue;
+    if (r.count(f.name) || !f.default_text.empty() || f.type == train::FlagType::Switch)
+      f.set(o, flag_value(r, f));
+  }
+  if (!r.count("min-lr")) o.schedule.min_lr = o.schedule.lr / 10.0;
+  if (!r.count("lr-decay-steps")) o.schedule.decay_steps = o.max_steps;
+  if (o.schedule.warmup > o.schedule.decay_steps) {
+    // Two explicit flags that contradict each other are refused; otherwise
+    // the warmup yields to a short run (the decay then defaults to
+    // --max-steps, which may be below the warmup).
+    if (r.count("warmup") && r.count("lr-decay-steps"))
+      throw tg::UsageError("--warmup " + std::to_string(o.schedule.warmup) + " is longer than --lr-decay-steps " +
+                           std::to_string(o.schedule.decay_steps) +
+                           ", where the decay must already be over: lower --warmup or raise --lr-decay-steps");
+    o.schedule.warmup = o.schedule.decay_steps;
+  }
+  o.threads = get<int>(r, "threads");
+  return o;
+}
+
+int start_run(const cxxopts::ParseResult& r) {
+  train::TrainOptions o = options_from_command_line(r);
+  // Never replace a run the user already has by accident.
+  if (!r.count("overwrite") && train::holds_run(o.out_dir))
+    throw tg::UsageError(o.out_dir + " already holds a run (ckpt.h5): continue it with --resume " +
+                         o.out_dir + "/ckpt.h5, choose another --out, or pass --overwrite to start over");
+  o.replace_run = true;  // a new run: fresh metrics.jsonl, no files of an old one
+  const data::Tokenizer tokenizer = data::load_tokenizer_dir(o.data_dir);
+  o.model.vocab_size = tokenizer.vocab_size();
+  const std::string err = train::options_error(o);
+  if (!err.empty()) throw tg::UsageError(err);
+  set_threads(o.threads);
+  nn::GPT model = nn::gpt_create(o.model);
+  nn::gpt_init(model, o.seed);
+  return train::run_training(o, model, tokenizer.spec(), train::new_run_state(o.seed), false, false);
+}
+
+int resume_run(const cxxopts::ParseResult& r) {
+  for (const auto& kv : r.arguments()) {
+    const train::TrainFlag* f = train::find_train_flag(kv.key());
+    const bool common = kv.key() == "threads" || kv.key() == "help";
+    if (!common && !(f && f->resumable))
+      throw tg::UsageError("--" + kv.key() + " cannot be changed when resuming: the run keeps the value "
+                           "saved in its checkpoint (remove the flag, or start a new run)");
+  }
+  const std::string path = get<std::string>(r, "resume");
+  checkpoints::Loaded ck = checkpoints::load_checkpoint(path, true);
+  if (!ck.has_optimizer)
+    throw tg::DataError(path + " holds no optimizer state (a best.h5 is model-only); resume from the run's ckpt.h5");
+  train::TrainOptions o = train::default_options();
+  o.model = ck.meta.config;
+  train::options_from_flags(ck.meta.train.flags, &o);
+  // Note [Where a run writes] in run_dir.h: never the directory recorded in the file.
+  o.out_dir = r.count("out") ? get<std::string>(r, "out") : train::checkpoint_dir(path);
+  const std::string other = train::other_run_in(o.out_dir, ck.meta, path);
+  if (!other.empty()) {
+    if (!r.count("overwrite"))
+      throw tg::UsageError(o.out_dir + " already holds a different run (" + other + ") than " + path +
+                           " (" + train::run_identity(ck.meta.train) +
+                           "); resume into another --out DIR, or pass --overwrite to replace that run");
+    o.replace_run = true;
+  } else if (!train::holds_run(o.out_dir) && !train::same_directory(o.out_dir, train::checkpoint_dir(path))) {
+    o.replace_run = true;  // a new home for the run: a stale log there is not its own
+  }
+  o.resumed_from = path;
+  for (const train::TrainFlag& f : train::train_flags())
+    if (f.resumable && f.set && r.count(f.name)) f.set(o, flag_value(r, f));
+  if (r.count("lr")) o.schedule.min_lr = std::min(o.schedule.min_lr, o.schedule.lr);
+  o.threads = get<int>(r, "threads");
+  const std::string err = train::options_error(o);
+  if (!err.empty()) throw tg::UsageError(err);
+  const int64_t step = ck.meta.train.step;
+  if (step >= o.max_steps)
+    throw tg::UsageError("the run in " + path + " already finished (step " + std::to_string(step) +
+                         " of max_steps " + std::to_string(o.max_steps) +
+                         "); pass --max-steps N with N > " + std::to_string(step) + " to train further");
+  set_threads(o.threads);
+  nn::GPT model = nn::gpt_create(o.model);
+  model.store = std::move(ck.store);
+  nn::gpt_bind_views(model);
+  // Files from before format_version 2 carry no run id: the run gets one now.
+  if (ck.meta.train.run_id.empty()) ck.meta.train.run_id = train::new_run_id();
+  return train::run_training(o, model, ck.meta.tokenizer, ck.meta.train, true,
+                             r.count("allow-data-change") > 0);
+}
+
+}  // namespace
+
+int cmd_train(int argc, char** argv) {
+  cxxopts::Options opts("tapegpt train",
+                        "Train a GPT on prepared token files, or resume a run from its checkpoint.\n"
+                        "  tapegpt train --data DIR --out RUNDIR [flags]\n"
+                        "  tapegpt train --resume RUNDIR/ckpt.h5 [--max-steps N] [--out NEWDIR]\n"
+                        "  tapegpt train --init-from CKPT --data DIR --out RUNDIR [flags]\n"
+                        "A resumed run writes beside the checkpoint it was given, or into --out.");
+  add_options(opts);
+  cxxopts::ParseResult r;
+  if (!parse_or_help(opts, argc, argv, &r)) return 0;
+  if (!r.unmatched().empty())
+    throw tg::UsageError("unexpected argument '" + r.unmatched()[0] + "'; see 'tapegpt train --help'");
+  if (r.count("init-from")) return init_from_run(r, options_from_command_line(r));
+  return r.count("resume") ? resume_run(r) : start_run(r);
+}
+
+}  // namespace cli

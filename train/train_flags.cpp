@@ -1,0 +1,192 @@
+// The table of training flags and the checkpoint conversions (see
+// train_flags.h, Note [Training flags]).
+#include "train/train_flags.h"
+
+#include <cstdio>
+#include <variant>
+
+#include "autograd/base/errors.h"
+#include "train/presets.h"
+
+namespace train {
+
+namespace {
+
+int64_t as_int(const FlagValue& v) { return std::get<int64_t>(v); }
+double as_real(const FlagValue& v) { return std::get<double>(v); }
+const std::string& as_text(const FlagValue& v) { return std::get<std::string>(v); }
+
+std::string text(int64_t v) { return std::to_string(v); }
+std::string text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+std::vector<TrainFlag> make_table() {
+  using T = FlagType;
+  using O = TrainOptions;
+  using V = FlagValue;
+  const TrainOptions& d = default_options();
+  const nn::GPTConfig& m = d.model;
+  return {
+      // name, group, help, type, default, resumable, saved slot, saved as, set, get
+      {"data", "run", "prepared data directory (train.bin, val.bin, tokenizer.json)", T::Text, "", false, 0, "data",
+       [](O& o, const V& v) { o.data_dir = as_text(v); }, [](const O& o) { return V{o.data_dir}; }},
+      {"out", "run", "run directory for ckpt.h5, best.h5, metrics.jsonl", T::Text, "", true, -1, "", nullptr, nullptr},
+      {"resume", "run", "continue the run saved in this checkpoint", T::Text, "", true, -1, "", nullptr, nullptr},
+      {"init-from", "run",
+       "start a new run from this checkpoint's weights (e.g. an imported GPT-2): fresh optimizer, step 0; the "
+       "shape comes from it, --block-size may crop it",
+       T::Text, "", false, -1, "", nullptr, nullptr},
+      {"allow-data-change", "run", "with --resume: accept token files that differ from the run's", T::Switch, "",
+       true, -1, "", nullptr, nullptr},
+      {"overwrite", "run",
+       "write into a directory that holds another run: that run's checkpoints and metrics.jsonl are replaced "
+       "once the new run logs its first step",
+       T::Switch, "", true, -1, "", nullptr, nullptr},
+
+      {"n-layer", "model", "transformer blocks", T::Int, text(m.n_layer), false, -1, "",
+       [](O& o, const V& v) { o.model.n_layer = as_int(v); }, nullptr},
+      {"n-head", "model", "attention heads per block", T::Int, text(m.n_head), false, -1, "",
+       [](O& o, const V& v) { o.model.n_head = as_int(v); }, nullptr},
+      {"n-embd", "model", "embedding width (a multiple of --n-head)", T::Int, text(m.n_embd), false, -1, "",
+       [](O& o, const V& v) { o.model.n_embd = as_int(v); }, nullptr},
+      {"block-size", "model", "context length T", T::Int, text(m.block_size), false, -1, "",
+       [](O& o, const V& v) { o.model.block_size = as_int(v); }, nullptr},
+      {"dropout", "model",
+       "dropout probability while training: embeddings, attention probabilities, residual branches (nanoGPT's)",
+       T::Real, "0", false, -1, "", [](O& o, const V& v) { o.model.dropout = static_cast<float>(as_real(v)); },
+       nullptr},
+      {"gelu", "model", "tanh (GPT-2's) | erf (PyTorch's nn.GELU(), nanoGPT's current model)", T::Text, "tanh",
+       false, -1, "",
+       [](O& o, const V& v) {
+         if (!nn::gelu_parse(as_text(v), &o.model.gelu))
+           throw tg::UsageError("--gelu must be 'tanh' or 'erf' (got '" + as_text(v) + "')");
+       },
+       nullptr},
+      {"no-bias", "model", "no biases in linear layers and LayerNorms", T::Switch, "", false, -1, "",
+       [](O& o, const V& v) { o.model.bias = !as_int(v); }, nullptr},
+      {"untied", "model", "separate lm_head instead of the token embedding", T::Switch, "", false, -1, "",
+       [](O& o, const V& v) { o.model.tied = !as_int(v); }, nullptr},
+      {"pos-encoding", "model", "learned | sinusoidal", T::Text, "learned", false, -1, "",
+       [](O& o, const V& v) {
+         if (!nn::pos_encoding_parse(as_text(v), &o.model.pos_encoding))
+           throw tg::UsageError("--pos-encoding must be 'learned' or 'sinusoidal' (got '" + as_text(v) + "')");
+       },
+       nullptr},
+
+      {"batch-size", "optimisation", "sequences per micro-batch B", T::Int, text(d.batch_size), false, 1,
+       "batch_size", [](O& o, const V& v) { o.batch_size = as_int(v); },
+       [](const O& o) { return V{o.batch_size}; }},
+      {"grad-accum", "optimisation", "micro-batches per step K", T::Int, text(d.grad_accum), false, 2,
+       "grad_accum", [](O& o, const V& v) { o.grad_accum = as_int(v); },
+       [](const O& o) { return V{o.grad_accum}; }},
+      {"lr", "optimisation", "peak learning rate", T::Real, text(d.schedule.lr), true, 4, "lr",
+       [](O& o, const V& v) { o.schedule.lr = as_real(v); }, [](const O& o) { return V{o.schedule.lr}; }},
+      {"min-lr", "optimisation", "final learning rate (default lr/10)", T::Real, "", false, 5, "min_lr",
+       [](O& o, const V& v) { o.schedule.min_lr = as_real(v); }, [](const O& o) { return V{o.schedule.min_lr}; }},
+      {"warmup", "optimisation",
+       "linear warmup steps, lr·(s+1)/(warmup+1) as nanoGPT (cut to a shorter --max-steps)", T::Int,
+       text(d.schedule.warmup), false, 6, "warmup", [](O& o, const V& v) { o.schedule.warmup = as_int(v); },
+       [](const O& o) { return V{o.schedule.warmup}; }},
+      {"lr-decay-steps", "optimisation", "step where the cosine reaches min-lr (default max-steps)", T::Int, "",
+       false, 7, "lr_decay_steps", [](O& o, const V& v) { o.schedule.decay_steps = as_int(v); },
+       [](const O& o) { return V{o.schedule.decay_steps}; }},
+      {"max-steps", "optimisation", "optimizer steps (0 = save the initial model and exit)", T::Int,
+       text(d.max_steps), true, 3, "max_steps", [](O& o, const V& v) { o.max_steps = as_int(v); },
+       [](const O& o) { return V{o.max_steps}; }},
+      {"weight-decay", "optimisation", "AdamW decoupled weight decay on 2-D weights", T::Real, "0.1", false, 8,
+       "weight_decay", [](O& o, const V& v) { o.adamw.weight_decay = static_cast<float>(as_real(v)); },
+       [](const O& o) { return V{static_cast<double>(o.adamw.weight_decay)}; }},
+      {"beta1", "optimisation", "AdamW beta1", T::Real, "0.9", false, 9, "beta1",
+       [](O& o, const V& v) { o.adamw.beta1 = static_cast<float>(as_real(v)); },
+       [](const O& o) { return V{static_cast<double>(o.adamw.beta1)}; }},
+      {"beta2", "optimisation", "AdamW beta2", T::Real, "0.95", false, 10, "beta2",
+       [](O& o, const V& v) { o.adamw.beta2 = static_cast<float>(as_real(v)); },
+       [](const O& o) { return V{static_cast<double>(o.adamw.beta2)}; }},
+      {"", "optimisation", "AdamW epsilon (saved, not a flag)", T::Real, "", false, 11, "eps",
+       [](O& o, const V& v) { o.adamw.eps = static_cast<float>(as_real(v)); },
+       [](const O& o) { return V{static_cast<double>(o.adamw.eps)}; }},
+      {"grad-clip", "optimisation", "clip the global gradient norm (0 = off)", T::Real, "1.0", false, 12,
+       "grad_clip", [](O& o, const V& v) { o.adamw.grad_clip = static_cast<float>(as_real(v)); },
+       [](const O& o) { return V{static_cast<double>(o.adamw.grad_clip)}; }},
+      {"seed", "optimisation", "random seed (initialisation, batches, dropout)", T::UInt,
+       std::to_string(d.seed), false, 13, "seed", [](O& o, const V& v) { o.seed = static_cast<uint64_t>(as_int(v)); },
+       [](const O& o) { return V{static_cast<int64_t>(o.seed)}; }},
+      {"sampler", "optimisation", "random | sequential", T::Text, "random", false, 14, "sampler",
+       [](O& o, const V& v) { o.sampler = as_text(v); }, [](const O& o) { return V{o.sampler}; }},
+      {"eval-interval", "optimisation", "steps between validations (0 = only at the end)", T::Int,
+       text(d.eval_interval), true, 15, "eval_interval", [](O& o, const V& v) { o.eval_interval = as_int(v); },
+       [](const O& o) { return V{o.eval_interval}; }},
+      {"eval-steps", "optimisation", "validation batches per evaluation", T::Int, text(d.eval_steps), true, 16,
+       "eval_steps", [](O& o, const V& v) { o.eval_steps = as_int(v); },
+       [](const O& o) { return V{o.eval_steps}; }},
+      {"ckpt-interval", "optimisation", "steps between checkpoints (0 = only at the end)", T::Int,
+       text(d.ckpt_interval), true, 17, "ckpt_interval", [](O& o, const V& v) { o.ckpt_interval = as_int(v); },
+       [](const O& o) { return V{o.ckpt_interval}; }},
+      {"keep", "optimisation", "periodic ckpt-STEP.h5 files kept besides ckpt.h5 (0 = none)", T::Int,
+       text(d.keep), true, 18, "keep", [](O& o, const V& v) { o.keep = as_int(v); },
+       [](const O& o) { return V{o.keep}; }},
+  };
+}
+
+// The alternative a saved flag of this type must hold.
+bool holds_type(const FlagValue& v, FlagType t) {
+  switch (t) {
+    case FlagType::Real: return std::holds_alternative<double>(v);
+    case FlagType::Text: return std::holds_alternative<std::string>(v);
+    default: return std::holds_alternative<int64_t>(v);
+  }
+}
+
+}  // namespace
+
+const TrainOptions& default_options() {
+  static const TrainOptions d = [] {
+    TrainOptions o;
+    o.model = demo_config();
+    o.max_steps = 1800;
+    o.schedule.lr = 3e-3;
+    o.schedule.min_lr = 3e-4;
+    o.schedule.warmup = 50;
+    return o;
+  }();
+  return d;
+}
+
+const std::vector<TrainFlag>& train_flags() {
+  static const std::vector<TrainFlag> table = make_table();
+  return table;
+}
+
+const TrainFlag* find_train_flag(const std::string& name) {
+  for (const TrainFlag& f : train_flags())
+    if (!f.name.empty() && f.name == name) return &f;
+  return nullptr;
+}
+
+std::vector<checkpoints::Flag> options_to_flags(const TrainOptions& o) {
+  std::vector<checkpoints::Flag> flags;
+  for (const TrainFlag& f : train_flags()) {
+    if (f.saved_slot < 0) continue;
+    if (flags.size() <= static_cast<size_t>(f.saved_slot)) flags.resize(static_cast<size_t>(f.saved_slot) + 1);
+    flags[static_cast<size_t>(f.saved_slot)] = checkpoints::Flag{f.saved_as, f.get(o)};
+  }
+  return flags;
+}
+
+void options_from_flags(const std::vector<checkpoints::Flag>& flags, TrainOptions* o) {
+  for (const checkpoints::Flag& saved : flags) {
+    for (const TrainFlag& f : train_flags()) {
+      if (f.saved_slot < 0 || f.saved_as != saved.name) continue;
+      if (!holds_type(saved.value, f.type))
+        throw tg::DataError("checkpoint flag '" + saved.name +
+                            "' has the wrong type; the checkpoint is damaged or from another program");
+      f.set(*o, saved.value);
+    }
+    // Unknown flags (from a newer tapegpt) are ignored.
+  }
+}
+
+}  // namespace train

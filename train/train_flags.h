@@ -1,0 +1,59 @@
+// Note [Training flags]: every flag of `tapegpt train`, declared once, in
+// the order --help lists them. A row says how the command line spells and
+// documents the flag, which TrainOptions field it sets, whether a resumed
+// run may change it, and whether (and where) the checkpoint saves it in
+// /train/flags. The command line (train/cli/cmd_train.cpp) builds its
+// options, its parsing and its resume rule from the rows; the checkpoint
+// conversions below walk the same rows.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "checkpoints/checkpoint.h"
+#include "train/options.h"
+
+namespace train {
+
+using FlagValue = decltype(checkpoints::Flag::value);  // int64_t, double or string
+
+enum class FlagType {
+  Int,     // int64_t
+  UInt,    // uint64_t on the command line, its bits as int64_t when saved
+  Real,    // double
+  Text,    // string
+  Switch,  // present or not: int64_t 1 or 0
+};
+
+struct TrainFlag {
+  std::string name;          // on the command line, without "--"; "" when it has none
+  std::string group;         // its heading in --help: "run", "model" or "optimisation"
+  std::string help;
+  FlagType type;
+  std::string default_text;  // shown by --help and used when absent; "" when it has none
+  bool resumable;            // may be given with --resume
+  int saved_slot;            // its position in /train/flags; -1 when not saved there
+  std::string saved_as;      // its name there
+  // Null for flags the command handles itself (--out, --resume, --overwrite, ...).
+  // Throws tg::UsageError for a value the field cannot take.
+  void (*set)(TrainOptions& o, const FlagValue& v);
+  FlagValue (*get)(const TrainOptions& o);  // null when not saved
+};
+
+const std::vector<TrainFlag>& train_flags();
+
+// Null when no row has that command-line name.
+const TrainFlag* find_train_flag(const std::string& name);
+
+// The options a new run starts from before its flags: the demo's recipe
+// (scripts/demo.sh), about five minutes on 2 cores for a validation loss
+// near 1.65 nats/char on Tiny Shakespeare (BENCHMARKS.md).
+const TrainOptions& default_options();
+
+// To and from the checkpoint's flag list (model shape lives in /config).
+std::vector<checkpoints::Flag> options_to_flags(const TrainOptions& o);
+// Overwrites the fields named in `flags`; throws tg::DataError on a flag of
+// the wrong type (a damaged or foreign checkpoint).
+void options_from_flags(const std::vector<checkpoints::Flag>& flags, TrainOptions* o);
+
+}  // namespace train

@@ -1,0 +1,60 @@
+// One optimizer step (see train_step.h), in the order it runs.
+#include "train/train_step.h"
+
+#include <chrono>
+#include <cmath>
+#include <utility>
+
+#include "autograd/ops.h"
+
+namespace train {
+
+TrainStep::TrainStep(nn::GPT& model, const StepShape& shape)
+    : model_(model),
+      shape_(shape),
+      arena_(nn::training_arena_floats(model.config, shape.batch_size)),
+      inputs_(static_cast<size_t>(shape.batch_size * shape.time)),
+      targets_(inputs_.size()) {}
+
+StepResult TrainStep::run(BatchSource& batches, tg::Rng& rng, const AdamWConfig& adamw, float lr,
+                          int64_t step) {
+  const int64_t B = shape_.batch_size, T = shape_.time, K = shape_.grad_accum;
+  nn::ParameterStore& store = model_.store;  // gradients start at zero: the last step left them so
+  StepResult r;
+  double loss_sum = 0.0;
+  for (int64_t k = 0; k < K; ++k) {
+    // 1. Sampler: one micro-batch, then its dropout seed, from the run's stream.
+    batches.fill(inputs_.data(), targets_.data(), rng);
+    const uint64_t dropout_seed = rng.next_u64();
+    // 2. Forward, taped, into a fresh arena and tape.
+    arena_.reset();
+    tape_.clear();
+    autograd::OpContext ctx{&arena_, &tape_};
+    autograd::Tensor logits = nn::gpt_forward(ctx, model_, inputs_.data(), B, T, dropout_seed);
+    // 3. Loss: mean cross-entropy over the B*T targets.
+    autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), targets_.data());
+    // 4. Backward: adds into store.grads, each micro-batch 1/K of the mean gradient.
+    tape_.backward(loss, arena_, 1.0f / static_cast<float>(K));
+    loss_sum += loss.data[0];
+  }
+  r.loss = loss_sum / static_cast<double>(K);
+
+  // 5. All-reduce across processes: Note [Gradient all-reduce seam].
+  if (reducer_) reducer_->reduce(store);
+
+  // 6. Clip: the global norm decides the factor every gradient is scaled by.
+  const auto t_opt = std::chrono::steady_clock::now();
+  r.grad_norm = grad_norm(store);
+  if (!std::isfinite(r.loss) || !std::isfinite(r.grad_norm)) return r;  // diverged: weights untouched
+  const float clip = clip_factor(adamw, r.grad_norm);
+  // 7. AdamW over the flat buffers, reading each gradient times `clip`, and
+  // 8. zeroing: the same pass leaves every gradient 0 for the next step
+  //    (Note [Fused optimizer pass] in optimizer.h).
+  adamw_update(store, adamw, lr, step, clip);
+  r.applied = true;
+  r.optimizer_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_opt).count();
+  return r;
+}
+
+}  // namespace train

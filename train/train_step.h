@@ -1,0 +1,79 @@
+// One optimizer step — the only one. The trainer, `tapegpt bench`, the
+// no-allocation test and the PyTorch parity dump all run TrainStep::run, and
+// train_step.cpp reads top to bottom as the step itself: sampler → taped
+// forward → loss → backward, over K micro-batches → gradient all-reduce
+// (Note [Gradient all-reduce seam]) → clip → AdamW → zeroing.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "autograd/arena.h"
+#include "autograd/base/rng.h"
+#include "autograd/tape.h"
+#include "nn/gpt.h"
+#include "train/optimizer.h"
+
+namespace train {
+
+// Where micro-batches come from: the run's token file (TokenFileBatches),
+// synthetic tokens (bench), a fixed batch (tests, parity).
+class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+  // Fills inputs[B*T] and targets[B*T] (row-major, B rows of T); may draw
+  // from rng, the run's one random stream.
+  virtual void fill(int32_t* inputs, int32_t* targets, tg::Rng& rng) = 0;
+};
+
+// Note [Gradient all-reduce seam]: after the last micro-batch's backward
+// every process holds the gradient of its own batches in store.grads. Data-
+// parallel training averages them across processes right there, before the
+// norm is measured, so every process clips and updates identically. One
+// process has nothing to do (the default: no reducer).
+class GradientReducer {
+ public:
+  virtual ~GradientReducer() = default;
+  virtual void reduce(nn::ParameterStore& store) = 0;
+};
+
+struct StepShape {
+  int64_t batch_size = 1;        // B sequences per micro-batch
+  int64_t time = 1;              // T tokens per sequence (at most block_size)
+  int64_t grad_accum = 1;        // K micro-batches per optimizer step
+};
+
+struct StepResult {
+  double loss = 0;               // mean over the K micro-batches
+  double grad_norm = 0;          // of the summed gradient, before clipping
+  bool applied = false;          // false: loss or norm not finite, weights untouched
+  double optimizer_seconds = 0;  // clip + AdamW + zeroing (bench reports it)
+};
+
+class TrainStep {
+ public:
+  // The arena is sized up front for one micro-batch (nn::training_arena_floats),
+  // so after the first step a step allocates nothing (tests/nn/test_no_alloc.cpp).
+  TrainStep(nn::GPT& model, const StepShape& shape);
+
+  // Runs one step as optimizer step number `step` (1-based, AdamW's bias
+  // correction) with learning rate lr. Draws the batches and each micro-
+  // batch's dropout seed from rng, in that order.
+  StepResult run(BatchSource& batches, tg::Rng& rng, const AdamWConfig& adamw, float lr, int64_t step);
+
+  // Null (the default) for one process; see Note [Gradient all-reduce seam].
+  void set_gradient_reducer(GradientReducer* reducer) { reducer_ = reducer; }
+
+  // The activation arena, free between steps: evaluation reuses it.
+  autograd::Arena& arena() { return arena_; }
+
+ private:
+  nn::GPT& model_;
+  StepShape shape_;
+  autograd::Arena arena_;
+  autograd::Tape tape_;
+  std::vector<int32_t> inputs_, targets_;
+  GradientReducer* reducer_ = nullptr;
+};
+
+}  // namespace train

@@ -7,22 +7,24 @@
 #include <vector>
 
 #include "nn/gpt.h"
+#include "nn/model_fixture.h"
 #include "train/train_step.h"
 
 namespace {
 
 class RandomTokens : public train::BatchSource {
  public:
-  explicit RandomTokens(int64_t n) : n_(n) {}
+  RandomTokens(int64_t n, int64_t vocab_size) : n_(n), V_(static_cast<uint64_t>(vocab_size)) {}
   void fill(int32_t* inputs, int32_t* targets, tg::Rng& rng) override {
     for (int64_t i = 0; i < n_; ++i) {
-      inputs[i] = static_cast<int32_t>(rng.below(13));
-      targets[i] = static_cast<int32_t>(rng.below(13));
+      inputs[i] = static_cast<int32_t>(rng.below(V_));
+      targets[i] = static_cast<int32_t>(rng.below(V_));
     }
   }
 
  private:
   int64_t n_;
+  uint64_t V_;
 };
 
 // Records what it saw, then replaces the gradient by zero.
@@ -41,16 +43,11 @@ class ZeroingReducer : public train::GradientReducer {
 }  // namespace
 
 TEST_CASE("the reducer sees the whole gradient once per step, before the update", "[step]") {
-  nn::GPTConfig c;
-  c.vocab_size = 13;
-  c.block_size = 8;
-  c.n_layer = 1;
-  c.n_head = 2;
-  c.n_embd = 16;
+  const nn::GPTConfig c = testing::tiny_config();
   nn::GPT m = nn::gpt_create(c);
   nn::gpt_init(m, 3);
   const std::vector<float> before(m.store.params.data(), m.store.params.data() + m.store.total);
-  RandomTokens batches(2 * c.block_size);
+  RandomTokens batches(2 * c.block_size, c.vocab_size);
   ZeroingReducer reducer;
   train::TrainStep step(m, train::StepShape{2, c.block_size, 3});
   step.set_gradient_reducer(&reducer);

@@ -7,13 +7,14 @@
 
 namespace autograd {
 
-void Tape::backward(const Tensor& loss, Arena& arena, float seed) {
+void Tape::backward(const Tensor& loss, Arena& arena, float seed,
+                    const std::function<void(size_t)>& after_entry) {
   TG_CHECK(loss.numel() == 1 && loss.needs_grad());
   loss.grad[0] += seed;
-  replay_backward(arena);
+  replay_backward(arena, after_entry);
 }
 
-void Tape::replay_backward(Arena& arena) {
+void Tape::replay_backward(Arena& arena, const std::function<void(size_t)>& after_entry) {
   for (size_t i = entries_.size(); i-- > 0;) {
     const TapeEntry& e = entries_[i];
     const Tensor& x = e.in[0];
@@ -63,6 +64,7 @@ void Tape::replay_backward(Arena& arena) {
                                        e.n[1]);
         break;
     }
+    if (after_entry) after_entry(i);
   }
 }
 

@@ -37,7 +37,7 @@ const train::TrainOptions kDefaults = [] {
 // Flags that may change when resuming; every other one is fixed by the run.
 const std::set<std::string> kResumeOverrides = {
     "resume", "max-steps", "out", "threads", "lr", "eval-interval", "eval-steps",
-    "ckpt-interval", "keep", "overwrite", "allow-data-change", "help"};
+    "ckpt-interval", "keep", "overwrite", "allow-data-change", "no-overlap", "help"};
 
 void add_options(cxxopts::Options& opts) {
   const train::TrainOptions& d = kDefaults;
@@ -56,7 +56,9 @@ void add_options(cxxopts::Options& opts) {
        "optimizer, step 0; the shape comes from it, --block-size may crop it", cxxopts::value<std::string>())
       ("allow-data-change", "with --resume: accept token files that differ from the run's")
       ("overwrite", "write into a directory that holds another run: that run's checkpoints and "
-                    "metrics.jsonl are replaced once the new run logs its first step");
+                    "metrics.jsonl are replaced once the new run logs its first step")
+      ("no-overlap", "under mpirun: sum the gradients across processes after the backward pass, "
+                     "not block by block during it (same result; for measuring)");
   add_common_options(opts);
   opts.add_options("model")
       ("n-layer", "transformer blocks", cxxopts::value<int64_t>()->default_value(s(m.n_layer)))
@@ -138,6 +140,7 @@ train::TrainOptions options_from_flags(const cxxopts::ParseResult& r) {
   o.ckpt_interval = get<int64_t>(r, "ckpt-interval");
   o.keep = get<int64_t>(r, "keep");
   o.threads = get<int>(r, "threads");
+  o.overlap_allreduce = !r.count("no-overlap");
   return o;
 }
 
@@ -196,6 +199,7 @@ int resume_run(const cxxopts::ParseResult& r) {
   if (r.count("ckpt-interval")) o.ckpt_interval = get<int64_t>(r, "ckpt-interval");
   if (r.count("keep")) o.keep = get<int64_t>(r, "keep");
   o.threads = get<int>(r, "threads");
+  o.overlap_allreduce = !r.count("no-overlap");
   const std::string err = train::options_error(o);
   if (!err.empty()) throw tg::UsageError(err);
   const int64_t step = ck.meta.train.step;

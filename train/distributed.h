@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 
 namespace train {
 
@@ -54,6 +55,13 @@ class Distributed {
 
   // Sums x over the ranks, in place; the wait is added to reduce_seconds().
   void sum_in_place(float* x, int64_t n);
+  // The same without waiting (Note [All-reduce overlap] in grad_buckets.h):
+  // start_sum begins it, progress() lets MPI move started sums on while the
+  // caller computes, wait_sums() waits for all (the wait is added too).
+  // x must stay untouched until wait_sums() returns.
+  void start_sum(float* x, int64_t n);
+  void progress();
+  void wait_sums();
   double sum(double v);
   bool any(bool flag);
   int first_rank_with(bool flag);  // size() when no rank has it
@@ -71,6 +79,8 @@ class Distributed {
   int rank_ = 0, size_ = 1;
   bool mpi_ = false;
   double reduce_seconds_ = 0.0;
+  struct Pending;  // sums started and not yet waited for (MPI requests)
+  std::unique_ptr<Pending> pending_;
 };
 
 // Whether micro-batch k of K belongs to `rank` of `size` (size divides K).

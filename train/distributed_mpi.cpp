@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -46,7 +47,11 @@ bool launched_by_mpirun() {
 
 }  // namespace
 
-Distributed::Distributed() {
+struct Distributed::Pending {
+  std::vector<MPI_Request> requests;
+};
+
+Distributed::Distributed() : pending_(std::make_unique<Pending>()) {
   if (!launched_by_mpirun()) return;
   int provided = 0;
   // Only the main thread calls MPI (OpenMP threads never do).
@@ -124,6 +129,34 @@ void Distributed::sum_in_place(float* x, int64_t n) {
     const int count = static_cast<int>(std::min(kChunk, n - done));
     MPI_Allreduce(MPI_IN_PLACE, x + done, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   }
+  reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Distributed::start_sum(float* x, int64_t n) {
+  if (!mpi_ || size_ == 1) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  constexpr int64_t kChunk = int64_t{1} << 30;
+  for (int64_t done = 0; done < n; done += kChunk) {
+    pending_->requests.emplace_back();
+    MPI_Iallreduce(MPI_IN_PLACE, x + done, static_cast<int>(std::min(kChunk, n - done)), MPI_FLOAT,
+                   MPI_SUM, MPI_COMM_WORLD, &pending_->requests.back());
+  }
+  reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Distributed::progress() {
+  if (pending_->requests.empty()) return;
+  // Open MPI moves non-blocking collectives on only inside MPI calls.
+  int done = 0;
+  MPI_Testall(static_cast<int>(pending_->requests.size()), pending_->requests.data(), &done,
+              MPI_STATUSES_IGNORE);
+}
+
+void Distributed::wait_sums() {
+  if (pending_->requests.empty()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  MPI_Waitall(static_cast<int>(pending_->requests.size()), pending_->requests.data(), MPI_STATUSES_IGNORE);
+  pending_->requests.clear();  // keeps its capacity: no allocation after the first step
   reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -24,6 +25,7 @@
 #include "data/token_file.h"
 #include "train/distributed.h"
 #include "train/evaluate.h"
+#include "train/grad_buckets.h"
 #include "train/metrics.h"
 #include "train/peak_flops.h"
 #include "train/run_dir.h"
@@ -93,7 +95,9 @@ class Trainer {
         train_file_(o.data_dir + "/train.bin"),
         val_file_(o.data_dir + "/val.bin"),
         arena_(nn::training_arena_floats(model.config, o.batch_size)),
-        dist_(dist) {
+        dist_(dist),
+        buckets_(model.store),
+        after_entry_([this](size_t i) { buckets_.entry_done(i, dist_, model_.store.grads.data()); }) {
     const int64_t V = model.config.vocab_size, T = model.config.block_size;
     for (const data::TokenFile* f : {&train_file_, &val_file_})
       if (f->vocab_size() > V)
@@ -140,12 +144,16 @@ class Trainer {
   double last_grad_norm_ = 0.0;
   Distributed& dist_;
   int nonfinite_rank_ = 0;  // the first rank whose own loss was not finite
+  GradBuckets buckets_;     // Note [All-reduce overlap]
+  std::function<void(size_t)> after_entry_;
 };
 
 // One optimizer step over grad_accum micro-batches; returns the mean loss.
 double Trainer::train_step() {
   const int64_t B = o_.batch_size, T = model_.config.block_size, K = o_.grad_accum;
   double loss_sum = 0.0;
+  const bool overlap = o_.overlap_allreduce && dist_.size() > 1;
+  const int64_t last_own = (dist_.rank() + 1) * (K / dist_.size()) - 1;
   for (int64_t k = 0; k < K; ++k) {
     if (!owns_micro_batch(k, K, dist_.rank(), dist_.size())) {
       // Another rank's: draw what it draws, read nothing (Note [Data parallelism]).
@@ -163,12 +171,18 @@ double Trainer::train_step() {
     autograd::Tensor logits = nn::gpt_forward(ctx, model_, inputs_.data(), B, T, dropout_seed);
     autograd::Tensor loss = autograd::cross_entropy(ctx, logits, targets_.data());
     // Each micro-batch contributes 1/K of the averaged gradient.
-    tape_.backward(loss, arena_, 1.0f / static_cast<float>(K));
+    if (overlap && k == last_own) {  // the sums start during this backward
+      buckets_.plan(tape_, model_.store.grads.data());
+      tape_.backward(loss, arena_, 1.0f / static_cast<float>(K), after_entry_);
+    } else {
+      tape_.backward(loss, arena_, 1.0f / static_cast<float>(K));
+    }
     loss_sum += loss.data[0];
   }
   // The gradient all-reduce: after the last micro-batch's backward, before
   // the norm and clipping; each rank then applies the same update.
-  dist_.sum_in_place(model_.store.grads.data(), model_.store.total);
+  if (overlap) dist_.wait_sums();
+  else dist_.sum_in_place(model_.store.grads.data(), model_.store.total);
   const double local_loss_sum = loss_sum;
   loss_sum = dist_.sum(loss_sum);
   const double loss = loss_sum / static_cast<double>(K);

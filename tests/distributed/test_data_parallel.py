@@ -82,6 +82,19 @@ class DataParallel(unittest.TestCase):
         self.train(2, out, self.flags("random", 2), mca=("--mca", "btl", "tcp,self"))
         self.assert_same_run(self.one_process("random", 2), out)
 
+    def test_overlapped_all_reduce_equals_the_blocking_one(self):
+        # Note [All-reduce overlap]: buckets summed during the backward pass
+        # give each element the same a + b as one sum after it (2 ranks).
+        flags = [*self.flags("random", 4), "--n-layer", "3"]
+        runs = []
+        for name, extra in (("overlap", []), ("no-overlap", ["--no-overlap"])):
+            out = os.path.join(self.tmp, name)
+            self.train(2, out, [*flags, *extra])
+            runs.append(out)
+        self.assertEqual(robutil.state_difference(*[robutil.checkpoint_state(os.path.join(r, "ckpt.h5"))
+                                                    for r in runs]), "")
+        self.assertEqual(*[mpiutil.train_rows(os.path.join(r, "metrics.jsonl")) for r in runs])
+
     def test_one_process_rows_record_world_size_one(self):
         rows = robutil.metrics(os.path.join(self.one_process("random", 2), "metrics.jsonl"))
         self.assertEqual({(r["world_size"], r["allreduce_s"]) for r in rows if "loss" in r}, {(1, 0)})

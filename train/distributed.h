@@ -28,7 +28,7 @@ namespace train {
 // process: there micro-batch k's gradient is added into the running sum
 // kernel by kernel, here each rank sums its own and MPI adds the ranks'
 // sums. The difference starts near one float32 ulp per step and AdamW
-// carries it on: tests/distributed/test_data_parallel.py states the bound.
+// carries it on: tests/distributed/mpiutil.py states the measured bound.
 class Distributed {
  public:
   Distributed();  // joins the MPI job when launched by mpirun

@@ -39,6 +39,7 @@ class Distributed {
   int rank() const { return rank_; }
   int size() const { return size_; }
   bool root() const { return rank_ == 0; }
+  int local_size() const { return local_size_; }  // ranks on this machine
 
   // Runs `setup` (which returns a fingerprint of what must be equal on every
   // rank: token files, flags, run state) on every rank and agrees on the
@@ -76,7 +77,7 @@ class Distributed {
   }
 
  private:
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1, local_size_ = 1;
   bool mpi_ = false;
   double reduce_seconds_ = 0.0;
   struct Pending;  // sums started and not yet waited for (MPI requests)

@@ -58,6 +58,10 @@ Distributed::Distributed() : pending_(std::make_unique<Pending>()) {
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
+  MPI_Comm_size(local, &local_size_);
+  MPI_Comm_free(&local);
   mpi_ = true;
   // Rank 0 speaks for the job; the others' errors still reach stderr.
   if (rank_ != 0 && !std::freopen("/dev/null", "w", stdout)) std::fclose(stdout);

@@ -3,6 +3,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -438,6 +439,12 @@ int run_training(const TrainOptions& options, nn::GPT& model,
                  const data::TokenizerSpec& tokenizer, RunState state, bool resumed,
                  const std::string& resumed_data_hash, bool allow_data_change) {
   Distributed dist;  // Note [Data parallelism]; one process unless run by mpirun
+  if (options.threads == 0 && dist.local_size() > 1) {
+    // Ranks on one machine share its cores, unless --threads says otherwise.
+    const int threads = std::max(1, omp_get_num_procs() / dist.local_size());
+    omp_set_num_threads(threads);
+    kernels::set_blas_threads(threads);
+  }
   std::unique_ptr<Trainer> trainer;
   const bool agreed = dist.agree_setup([&] {
     if (options.grad_accum % dist.size() != 0)

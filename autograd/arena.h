@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "autograd/buffer.h"
-#include "autograd/check.h"
+#include "autograd/base/check.h"
 
 namespace autograd {
 
@@ -22,7 +22,6 @@ class Arena {
   float* alloc_zeroed(int64_t n);
   void reset();
 
-  int64_t used_floats() const { return used_; }
   int64_t peak_floats() const { return peak_; }
   int64_t capacity_floats() const;
   int64_t heap_allocations() const { return heap_allocations_; }
@@ -30,7 +29,7 @@ class Arena {
  private:
   std::vector<FloatBuffer> blocks_;
   int64_t offset_ = 0;  // next free float in blocks_.back()
-  int64_t used_ = 0;    // floats handed out since the last reset
+  int64_t used_ = 0;    // floats handed out since the last reset (for peak_)
   int64_t peak_ = 0;
   int64_t heap_allocations_ = 0;
 };

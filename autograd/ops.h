@@ -1,10 +1,38 @@
-// Differentiable ops: each runs its forward kernel and, when a tape is given
-// and some input needs a gradient, records a TapeEntry for backward. This is
-// the only code that knows both the kernels and the tape.
+// autograd: reverse-mode differentiation for tapegpt, the header users include.
 //
-// Training passes a tape; inference passes none and runs the same kernels
-// (Note [No hidden modes]): there is no global no-grad switch. Dropout acts
-// only when a tape is present.
+// What lives where:
+//   base/        foundations any folder may use (errors, TG_CHECK, RNG,
+//                atomic files): its own library, depending on nothing here
+//   kernels/     plain forward/backward kernels over float pointers (its own
+//                library; knows nothing of the tape) and reference.cpp, the
+//                naive double-precision oracle used by tests
+//   tensor.h     Tensor: a non-owning view (data, grad, shape)
+//   buffer.h     FloatBuffer: owned, aligned float storage
+//   arena.h      Arena: one step's activations, reset each step
+//   tape.h       Tape: op records in execution order, one reverse loop
+//                (Note [Op records])
+//   ops/<op>.cpp one file per op: its forward (declared below), its record
+//                and its backward; the only code that knows both the tape
+//                and the kernels. Each file names its gradient check, a
+//                section of tests/autograd/test_ops_gradcheck.cpp tagged
+//                with the op's name (e.g. `test_autograd "[linear]"`).
+//
+// Adding an op, in four steps:
+//   1. its kernels in kernels/ (a forward/backward pair, kernels.h), each
+//      checked against a double version in reference.cpp
+//      (tests/autograd/test_kernels_vs_reference.cpp);
+//   2. autograd/ops/<op>.cpp: the forward, which runs the forward kernel and
+//      records a plain struct whose backward() calls the backward kernel;
+//   3. its declaration below and the file in autograd/CMakeLists.txt;
+//   4. a gradient check in tests/autograd/test_ops_gradcheck.cpp tagged [<op>].
+//
+// Note [No hidden modes]
+// Whether an op records for backward is decided by its arguments alone:
+// training passes a tape in the OpContext, inference passes none and runs
+// the same kernels. There is no global no-grad switch, no singleton, no
+// static RNG: dropout acts only when a tape is present and draws its mask
+// from the seed it is given, so a forward's result depends on nothing but
+// what the call site shows.
 #pragma once
 
 #include <cstdint>
@@ -16,35 +44,46 @@
 
 namespace autograd {
 
+// Each op records (when a tape is given and some input needs a gradient) so
+// that backward adds into the inputs' gradients; Note [No hidden modes].
 struct OpContext {
   Arena* arena = nullptr;  // where outputs, gradients and saved buffers live
   Tape* tape = nullptr;    // null: inference, nothing is recorded
-  // Attention runs the blockwise kernel (memory linear in T); true selects
-  // the naive one that stores every T×T probability map (benchmarks only).
-  bool naive_attention = false;
 };
 
-// ids[B,T] → [B,T,C]: wte[V,C] rows plus wpe[T',C] rows 0…T-1 (T ≤ T').
+// ops/embedding.cpp — ids[B,T] → [B,T,C]: wte[V,C] rows plus wpe[T',C] rows
+// 0…T-1 (T ≤ T').
 Tensor embedding(OpContext& ctx, const int32_t* ids, int64_t B, int64_t T, const Tensor& wte,
                  const Tensor& wpe);
+// ops/add.cpp — a + b, same number of elements.
 Tensor add(OpContext& ctx, const Tensor& a, const Tensor& b);
-// x[…, IC] · weight[OC, IC]ᵀ + bias[OC]; bias may be an undefined Tensor.
+// ops/linear.cpp — x[…, IC] · weight[OC, IC]ᵀ + bias[OC]; bias may be an
+// undefined Tensor.
 Tensor linear(OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias);
+// ops/layernorm.cpp — over the last dimension; bias may be undefined.
 Tensor layernorm(OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias);
+// ops/gelu.cpp
 Tensor gelu(OpContext& ctx, const Tensor& x, kernels::GeluKind kind = kernels::GeluKind::Tanh);
-// qkv[B,T,3C] → [B,T,C]. With a tape and dropout_p > 0 the attention
-// probabilities are dropped (Note [Attention dropout]) with this seed. If
-// probs is not null it receives the attention probabilities [B,NH,T,T] the
-// forward used (rows = queries, exactly 0 above the diagonal), for looking
-// at; only inference (no tape, so no dropout) asks for them.
+// ops/attention.cpp — causal self-attention, qkv[B,T,3C] → [B,T,C], with the
+// blockwise kernel (memory linear in T; the naive T×T kernel stays in
+// kernels/ as its test oracle and benchmark). With a tape and dropout_p > 0
+// the attention probabilities are dropped (Note [Attention dropout]) with
+// this seed. If probs is not null it receives the attention probabilities
+// [B,NH,T,T] the forward used (rows = queries, exactly 0 above the
+// diagonal), for looking at; only inference (no tape, so no dropout) asks
+// for them.
 Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head, float dropout_p = 0.0f,
                  uint64_t seed = 0, float* probs = nullptr);
-// Identity without a tape or when p == 0.
+// ops/dropout.cpp — identity without a tape or when p == 0.
 Tensor dropout(OpContext& ctx, const Tensor& x, float p, uint64_t seed);
-// logits[N,V] (any leading shape) → [1], the mean of -log softmax(logits)[target].
-// If losses is not null it receives the N per-row losses.
-// The probabilities overwrite the logits (they are not needed afterwards).
-Tensor cross_entropy(OpContext& ctx, const Tensor& logits, const int32_t* targets,
+// ops/cross_entropy.cpp — logits[N,V] (any leading shape) → [1], the mean of
+// -log softmax(logits)[target]. If losses is not null it receives the N
+// per-row losses.
+// The op takes the logits over (hence Tensor&&: call it with
+// std::move(logits)): their storage receives softmax(logits), which backward
+// needs, so the largest activation of a step is not held twice. Copy the
+// logits first if you need them afterwards.
+Tensor cross_entropy(OpContext& ctx, Tensor&& logits, const int32_t* targets,
                      float* losses = nullptr);
 
 }  // namespace autograd

@@ -1,52 +1,57 @@
 // The tape: a flat list of op records in execution order. backward() is one
-// reverse loop with a switch over the op kind, calling each op's backward
-// kernel (Note [Kernel conventions]: gradients accumulate). The tape knows
-// nothing of GPTs: it only replays what the ops recorded.
+// reverse loop that hands each record to its op's backward (Note [Op
+// records]); gradients accumulate (Note [Kernel conventions]). The tape knows
+// nothing of GPTs nor of any op or kernel: it only replays what ops recorded.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <new>
+#include <type_traits>
 #include <vector>
 
 #include "autograd/tensor.h"
 
 namespace autograd {
 
-enum class OpKind : uint8_t {
-  Embedding,     // in: wte, wpe; ids           out = wte[ids] + wpe[t]
-  Add,           // in: a, b                    out = a + b
-  Linear,        // in: x, weight, bias         out = x·weightᵀ + bias
-  LayerNorm,     // in: x, weight, bias; saved: mean, rstd
-  Gelu,          // in: x
-  Attention,     // in: qkv; saved: lse; reads out   blockwise (flash) causal attention
-  AttentionNaive,  // in: qkv; saved: att (T×T)    the naive kernel, kept for comparison
-  Dropout,       // in: x; seed, p
-  CrossEntropy,  // in: logits; saved: probs; ids = targets; out = mean loss
-};
-
-// Plain data: what backward reads, nothing more. Inputs that need no
-// gradient have a null grad and are skipped by the kernels.
-struct TapeEntry {
-  OpKind kind = OpKind::Add;
-  Tensor out;
-  Tensor in[3];
-  float* saved[2] = {nullptr, nullptr};
-  const int32_t* ids = nullptr;
-  int64_t n[4] = {0, 0, 0, 0};  // sizes, op-specific (see ops.cpp)
-  float p = 0.0f;
-  uint64_t seed = 0;
-};
-
 class Arena;
+
+// Note [Op records]
+// Each op (autograd/ops/<op>.cpp) defines, next to its forward, a record: a
+// plain struct with named fields holding exactly what its backward reads
+// (gradient and data pointers, sizes, seeds), a kName, and
+//   void backward(Arena& scratch) const;
+// Tape::record copies the record into a fixed-size slot of the entry, with a
+// pointer to a function that calls that backward, so the reverse loop calls
+// each op's backward without a list of ops or a switch, and recording stays
+// allocation-free once the entry vector has grown (the first step).
+struct TapeEntry {
+  static constexpr size_t kRecordBytes = 96;  // the largest record (attention) fits
+  void (*backward)(const void* record, Arena& scratch) = nullptr;
+  const char* op = "";  // the record's kName, for debugging and tests
+  alignas(std::max_align_t) unsigned char record[kRecordBytes];
+};
 
 class Tape {
  public:
   // Capacity is kept across clear(), so recording allocates only on the
   // first step.
-  void record(const TapeEntry& e) { entries_.push_back(e); }
+  template <class Record>
+  void record(const Record& r) {
+    static_assert(std::is_trivially_copyable<Record>::value, "records are plain data");
+    static_assert(sizeof(Record) <= TapeEntry::kRecordBytes, "raise TapeEntry::kRecordBytes");
+    static_assert(alignof(Record) <= alignof(std::max_align_t), "over-aligned record");
+    TapeEntry& e = entries_.emplace_back();
+    e.op = Record::kName;
+    e.backward = [](const void* p, Arena& scratch) {
+      static_cast<const Record*>(p)->backward(scratch);
+    };
+    new (e.record) Record(r);
+  }
   void clear() { entries_.clear(); }
   size_t size() const { return entries_.size(); }
-  const TapeEntry& operator[](size_t i) const { return entries_[i]; }
+  const char* op_name(size_t i) const { return entries_[i].op; }
 
   // Seeds d(loss) = seed (1, or 1/K for K accumulated micro-batches) and
   // replays the tape in reverse. Scratch buffers come from `arena`.

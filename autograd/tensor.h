@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <initializer_list>
 
-#include "autograd/check.h"
+#include "autograd/base/check.h"
 
 namespace autograd {
 

@@ -1,7 +1,7 @@
 // HDF5 error plumbing: silencing the default printer and reading the stack.
 #include "checkpoints/h5_handle.h"
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 namespace checkpoints {
 

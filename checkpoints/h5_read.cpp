@@ -1,7 +1,7 @@
 // Reading helpers over the HDF5 C API, defensive against hostile files.
 #include "checkpoints/h5_read.h"
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 namespace checkpoints {
 

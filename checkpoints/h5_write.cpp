@@ -1,7 +1,7 @@
 // Writing helpers over the HDF5 C API (see h5_write.h).
 #include "checkpoints/h5_write.h"
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 namespace checkpoints {
 

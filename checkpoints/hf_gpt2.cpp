@@ -6,8 +6,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
 
 namespace checkpoints {
 
@@ -174,33 +174,17 @@ struct Expected {
   bool transpose = false;
 };
 
-std::vector<Expected> expected_tensors(const HfConfig& c) {
-  const int64_t C = c.n_embd;
+// Our parameter table in HF's terms: the names without "transformer.", and
+// the blocks' linear weights as Conv1D stores them, (in, out).
+std::vector<Expected> expected_tensors(const nn::GPTConfig& g) {
+  const std::string prefix = "transformer.";
   std::vector<Expected> out;
-  auto add = [&](const std::string& hf, std::vector<int64_t> shape, bool transpose = false) {
-    const std::string ours = hf == "lm_head.weight" ? hf : "transformer." + hf;
-    out.push_back(Expected{hf, ours, std::move(shape), transpose});
-  };
-  add("wte.weight", {c.vocab_size, C});
-  add("wpe.weight", {c.n_positions, C});
-  for (int64_t l = 0; l < c.n_layer; ++l) {
-    const std::string h = "h." + std::to_string(l) + ".";
-    add(h + "ln_1.weight", {C});
-    add(h + "ln_1.bias", {C});
-    add(h + "attn.c_attn.weight", {C, 3 * C}, true);
-    add(h + "attn.c_attn.bias", {3 * C});
-    add(h + "attn.c_proj.weight", {C, C}, true);
-    add(h + "attn.c_proj.bias", {C});
-    add(h + "ln_2.weight", {C});
-    add(h + "ln_2.bias", {C});
-    add(h + "mlp.c_fc.weight", {C, 4 * C}, true);
-    add(h + "mlp.c_fc.bias", {4 * C});
-    add(h + "mlp.c_proj.weight", {4 * C, C}, true);
-    add(h + "mlp.c_proj.bias", {C});
+  for (const nn::ParamInfo& p : nn::param_layout(g).table) {
+    const bool transpose = nn::is_block_linear_weight(p.role);
+    const std::string hf = p.name.rfind(prefix, 0) == 0 ? p.name.substr(prefix.size()) : p.name;
+    out.push_back(Expected{hf, p.name, transpose ? std::vector<int64_t>{p.shape[1], p.shape[0]} : p.shape,
+                           transpose});
   }
-  add("ln_f.weight", {C});
-  add("ln_f.bias", {C});
-  if (!c.tied) add("lm_head.weight", {c.vocab_size, C});  // nn.Linear: already (out, in)
   return out;
 }
 
@@ -228,7 +212,7 @@ HfGpt2 hf_gpt2_import(const Safetensors& file, const std::string& config_json) {
 
   // Every check before any allocation: the shapes bound what we allocate by
   // the file's own size.
-  const std::vector<Expected> expected = expected_tensors(c);
+  const std::vector<Expected> expected = expected_tensors(g);
   for (const Expected& e : expected) {
     const auto it = w.find(e.hf_name);
     if (it == w.end())
@@ -259,7 +243,7 @@ HfGpt2 hf_gpt2_import(const Safetensors& file, const std::string& config_json) {
                           std::to_string(c.n_layer) + from + ": config.json and the weights disagree");
   }
 
-  out.store = nn::make_parameter_store(g, /*training=*/false);
+  out.store = nn::parameter_store_create(g, /*training=*/false);
   std::vector<float> staged;
   for (const Expected& e : expected) {
     const SafetensorsTensor& t = *w.at(e.hf_name);

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <new>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "checkpoints/checkpoint.h"
 #include "checkpoints/h5_read.h"
 #include "checkpoints/layout.h"
@@ -58,9 +58,9 @@ DatasetReport inspect_dataset(const Node& parent, const std::string& name, const
   return r;
 }
 
-void inspect_tensors(const Node& group, const nn::ParameterStore& store, const LoadContext& ctx,
+void inspect_tensors(const Node& group, const nn::ParamLayout& params, const LoadContext& ctx,
                      std::vector<DatasetReport>* out) {
-  for (const nn::ParamInfo& p : store.table) out->push_back(inspect_dataset(group, p.name, ctx));
+  for (const nn::ParamInfo& p : params.table) out->push_back(inspect_dataset(group, p.name, ctx));
 }
 
 Inspection inspect_file(const std::string& path) {
@@ -71,14 +71,14 @@ Inspection inspect_file(const std::string& path) {
   out.format_version = ctx.format_version;
   out.meta.config = read_config(root);
   out.meta.train = read_train(root);
-  const nn::ParameterStore store = nn::make_parameter_store(out.meta.config);
-  inspect_tensors(open_group(root, layout::kModel), store, ctx, &out.datasets);
+  const nn::ParamLayout params = nn::param_layout(out.meta.config);  // names only: no buffers
+  inspect_tensors(open_group(root, layout::kModel), params, ctx, &out.datasets);
   if (has_child(root, layout::kOptimizer)) {
     Node g = open_group(root, layout::kOptimizer);
     out.meta.optimizer = read_optimizer_attrs(g);
     out.has_moments = has_child(g, layout::kMoment1) && has_child(g, layout::kMoment2);
     for (const char* moment : {layout::kMoment1, layout::kMoment2})
-      if (has_child(g, moment)) inspect_tensors(open_group(g, moment), store, ctx, &out.datasets);
+      if (has_child(g, moment)) inspect_tensors(open_group(g, moment), params, ctx, &out.datasets);
   }
   Node tok = open_group(root, layout::kTokenizer);
   out.meta.tokenizer.type = read_string_attr(tok, "type");

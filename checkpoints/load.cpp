@@ -4,7 +4,7 @@
 #include <new>
 #include <vector>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "checkpoints/checkpoint.h"
 #include "checkpoints/h5_read.h"
 #include "checkpoints/layout.h"
@@ -33,7 +33,7 @@ namespace {
 // Refuses a config that claims more parameters than the file could hold, so a
 // tiny file cannot make us allocate terabytes (see layout::kMaxInflation).
 void check_plausible_size(const nn::GPTConfig& c, const LoadContext& ctx) {
-  const int64_t bytes = min_parameter_count(c) * 4;
+  const int64_t bytes = nn::param_layout(c).num_parameters() * 4;
   if (bytes > ctx.max_bytes())
     throw tg::DataError("/config describes a model of at least " + std::to_string(bytes) +
                         " bytes of float32 weights, but the file has only " +
@@ -163,7 +163,7 @@ Loaded load_file(const std::string& path, bool with_optimizer) {
   Loaded out;
   out.meta.config = read_config(root);
   check_plausible_size(out.meta.config, ctx);
-  out.store = nn::make_parameter_store(out.meta.config);
+  out.store = nn::parameter_store_create(out.meta.config);
   read_tensors(open_group(root, layout::kModel), out.store, out.store.params.data(), Values::Any, ctx);
   out.has_optimizer = read_optimizer(root, &out.meta.optimizer, out.store, with_optimizer, ctx);
   out.meta.train = read_train(root);

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "checkpoints/h5_read.h"
 #include "checkpoints/layout.h"
 
@@ -27,12 +27,12 @@ nn::GPTConfig read_config(const Node& root) {
   c.tied = read_bool_attr(g, "tied");
   c.dropout = static_cast<float>(read_double_attr(g, "dropout"));
   const std::string pos = read_string_attr(g, "pos_encoding");
-  if (!nn::parse_pos_encoding(pos, &c.pos_encoding))
+  if (!nn::pos_encoding_parse(pos, &c.pos_encoding))
     throw tg::DataError("/config pos_encoding is '" + pos + "', expected learned or sinusoidal");
   // Checkpoints written before the attribute existed used the tanh GELU.
   if (has_attr(g, "gelu")) {
     const std::string gelu = read_string_attr(g, "gelu");
-    if (!nn::parse_gelu(gelu, &c.gelu))
+    if (!nn::gelu_parse(gelu, &c.gelu))
       throw tg::DataError("/config gelu is '" + gelu + "', expected tanh or erf");
   }
   const std::string err = nn::config_error(c);

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "safetensors data is little-endian; this reader copies it as is");

@@ -2,9 +2,9 @@
 // temporary file and swaps it in atomically (Note [Atomic save]).
 #include <variant>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
-#include "checkpoints/atomic_file.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/atomic_file.h"
 #include "checkpoints/checkpoint.h"
 #include "checkpoints/h5_read.h"
 #include "checkpoints/h5_write.h"
@@ -33,7 +33,7 @@ void check_savable(const Checkpoint& meta, const nn::ParameterStore& store, bool
     require_no_nul(f.name, "a flag name");
     if (const auto* s = std::get_if<std::string>(&f.value)) require_no_nul(*s, "flag " + f.name);
   }
-  // The store comes from make_parameter_store(meta.config): an internal
+  // The store comes from parameter_store_create(meta.config): an internal
   // invariant, not user input.
   TG_CHECK(store.params.size() >= store.total);
   if (with_optimizer) TG_CHECK(store.m.size() >= store.total && store.v.size() >= store.total);
@@ -144,7 +144,7 @@ void save_checkpoint(const std::string& path, const Checkpoint& meta,
   QuietErrors quiet;
   try {
     check_savable(meta, store, with_optimizer);
-    TempFile temp(path);
+    tg::TempFile temp(path);
     write_file(temp.path(), meta, store, with_optimizer);
     temp.commit();
   } catch (const tg::DataError& e) {

@@ -34,12 +34,4 @@ std::string flags_error(const std::vector<Flag>& flags) {
   return "";
 }
 
-int64_t min_parameter_count(const nn::GPTConfig& c) {
-  const int64_t V = c.vocab_size, T = c.block_size, C = c.n_embd, L = c.n_layer;
-  int64_t n = V * C + L * 12 * C * C;  // wte; attn 4C² and mlp 8C² per block
-  if (c.pos_encoding == nn::PosEncoding::Learned) n += T * C;
-  if (!c.tied) n += V * C;
-  return n;
-}
-
 }  // namespace checkpoints

@@ -22,10 +22,4 @@ std::string tokenizer_error(const data::TokenizerSpec& tokenizer, int64_t vocab_
 // Flag names must be non-empty and unique.
 std::string flags_error(const std::vector<Flag>& flags);
 
-// A lower bound on the parameter count of `config` (the embedding and the
-// block matrices, without norms and biases) used for the file-size
-// plausibility check; it needs no allocation and cannot overflow for configs
-// that pass nn::config_error.
-int64_t min_parameter_count(const nn::GPTConfig& config);
-
 }  // namespace checkpoints

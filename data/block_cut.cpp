@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "autograd/check.h"
+#include "autograd/base/check.h"
 #include "data/utf8.h"
 
 namespace data {

@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "data/bpe_merge.h"
 #include "data/byte_split.h"
 

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <vector>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 namespace data {
 

@@ -3,8 +3,8 @@
 
 #include <cstring>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
 #include "data/utf8.h"
 
 namespace data {

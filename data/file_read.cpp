@@ -8,7 +8,7 @@
 #include <cstring>
 #include <memory>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 namespace data {
 

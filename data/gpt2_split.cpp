@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
 
 namespace data {
 namespace {

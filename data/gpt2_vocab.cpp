@@ -7,7 +7,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "autograd/check.h"
+#include "autograd/base/check.h"
 #include "data/utf8.h"
 
 // The two files are assembled into .rodata at build time (CMake passes their

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 namespace data {
 namespace {

@@ -2,7 +2,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_impl.h"
 #include "data/utf8.h"

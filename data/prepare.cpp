@@ -23,9 +23,9 @@
 #include <filesystem>
 #include <memory>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
-#include "data/atomic_file.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/atomic_file.h"
 #include "data/block_stream.h"
 #include "data/bpe_train.h"
 #include "data/chunk_cache.h"
@@ -214,7 +214,7 @@ PrepareSummary prepare_corpus(const PrepareOptions& o) {
   // train.bin beside an old val.bin or tokenizer.json.
   const std::string dir = o.out_dir;
   make_out_dir(dir);
-  AtomicFile train_file(dir + "/train.bin"), val_file(dir + "/val.bin"), json_file(dir + "/tokenizer.json");
+  tg::AtomicFile train_file(dir + "/train.bin"), val_file(dir + "/val.bin"), json_file(dir + "/tokenizer.json");
   TokenWriter train(train_file, dir + "/train.bin", tok.vocab_size());
   TokenWriter val(val_file, dir + "/val.bin", tok.vocab_size());
   const Written w = encode_corpus(o, tok, inputs, total, cut_target, train, val);
@@ -223,8 +223,8 @@ PrepareSummary prepare_corpus(const PrepareOptions& o) {
   val.finish();
   const std::string json = tokenizer_json_dump(spec);
   json_file.write(json.data(), json.size());
-  for (AtomicFile* f : {&train_file, &val_file, &json_file}) f->finish();
-  for (AtomicFile* f : {&train_file, &val_file, &json_file}) f->publish();
+  for (tg::AtomicFile* f : {&train_file, &val_file, &json_file}) f->finish();
+  for (tg::AtomicFile* f : {&train_file, &val_file, &json_file}) f->publish();
 
   PrepareSummary s;
   s.tokenizer = o.tokenizer;

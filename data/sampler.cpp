@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 namespace data {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 #include "data/token_file.h"
 
 namespace data {

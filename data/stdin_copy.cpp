@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 namespace data {
 

@@ -12,9 +12,9 @@
 #include <cstring>
 #include <vector>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
-#include "data/atomic_file.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/atomic_file.h"
 
 namespace data {
 namespace {
@@ -57,12 +57,12 @@ void token_file_header(unsigned char out[kTokenFileHeaderBytes], int64_t n, int6
 }
 
 void token_file_write(const std::string& path, const int32_t* tokens, int64_t n, int64_t vocab_size) {
-  AtomicFile file(path);
+  tg::AtomicFile file(path);
   token_file_write_to(file, path, tokens, n, vocab_size);
   file.commit();
 }
 
-void token_file_write_to(AtomicFile& file, const std::string& path, const int32_t* tokens, int64_t n,
+void token_file_write_to(tg::AtomicFile& file, const std::string& path, const int32_t* tokens, int64_t n,
                          int64_t vocab_size) {
   if (vocab_size < 1 || vocab_size > INT32_MAX) {
     throw tg::DataError("cannot write " + path + ": vocabulary size " + std::to_string(vocab_size) +

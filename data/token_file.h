@@ -16,6 +16,10 @@
 #include <cstdint>
 #include <string>
 
+namespace tg {
+class AtomicFile;
+}
+
 namespace data {
 
 constexpr char kTokenFileMagic[8] = {'T', 'G', 'T', 'O', 'K', 'E', 'N', 'S'};
@@ -31,9 +35,8 @@ int token_width_for_vocab(int64_t vocab_size);
 void token_file_write(const std::string& path, const int32_t* tokens, int64_t n, int64_t vocab_size);
 // The 32-byte header of a file of n tokens (vocab_size in [1, 2^31)).
 void token_file_header(unsigned char out[kTokenFileHeaderBytes], int64_t n, int64_t vocab_size);
-class AtomicFile;
-// The same into an open AtomicFile, which the caller finishes and publishes.
-void token_file_write_to(AtomicFile& file, const std::string& path, const int32_t* tokens, int64_t n,
+// The same into an open tg::AtomicFile, which the caller finishes and publishes.
+void token_file_write_to(tg::AtomicFile& file, const std::string& path, const int32_t* tokens, int64_t n,
                          int64_t vocab_size);
 
 // A read-only, memory-mapped token file, validated on open as untrusted: the

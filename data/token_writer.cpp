@@ -1,12 +1,12 @@
 // Streaming token file writing (see token_writer.h).
 #include "data/token_writer.h"
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "data/token_file.h"
 
 namespace data {
 
-TokenWriter::TokenWriter(AtomicFile& file, std::string path, int64_t vocab_size)
+TokenWriter::TokenWriter(tg::AtomicFile& file, std::string path, int64_t vocab_size)
     : file_(file), path_(std::move(path)), vocab_size_(vocab_size), width_(token_width_for_vocab(vocab_size)) {
   if (vocab_size < 1 || vocab_size > INT32_MAX) {
     throw tg::DataError("cannot write " + path_ + ": vocabulary size " + std::to_string(vocab_size) +

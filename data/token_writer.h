@@ -6,15 +6,15 @@
 #include <string>
 #include <vector>
 
-#include "data/atomic_file.h"
+#include "autograd/base/atomic_file.h"
 
 namespace data {
 
 class TokenWriter {
  public:
-  // Writes a header into `file` (an AtomicFile the caller finishes and
+  // Writes a header into `file` (an tg::AtomicFile the caller finishes and
   // publishes after finish()); `path` names the file in messages.
-  TokenWriter(AtomicFile& file, std::string path, int64_t vocab_size);
+  TokenWriter(tg::AtomicFile& file, std::string path, int64_t vocab_size);
 
   // Appends ids; tg::DataError for an id outside [0, vocab_size) or a failed write.
   void append(const int32_t* tokens, size_t n);
@@ -23,7 +23,7 @@ class TokenWriter {
   int64_t count() const { return count_; }
 
  private:
-  AtomicFile& file_;
+  tg::AtomicFile& file_;
   std::string path_;
   int64_t vocab_size_;
   int width_;

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <set>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "data/byte_split.h"
 #include "data/chunk_cache.h"
 #include "data/gpt2_split.h"

@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "autograd/errors.h"
-#include "data/atomic_file.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/atomic_file.h"
 #include "data/file_read.h"
 
 namespace data {
@@ -118,7 +118,7 @@ TokenizerSpec tokenizer_json_parse(std::string_view text, const std::string& whe
 }
 
 void tokenizer_json_write(const std::string& path, const TokenizerSpec& spec) {
-  atomic_write_file(path, tokenizer_json_dump(spec));
+  tg::atomic_write_file(path, tokenizer_json_dump(spec));
 }
 
 TokenizerSpec tokenizer_json_read(const std::string& path) {

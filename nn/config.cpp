@@ -24,7 +24,7 @@ const char* pos_encoding_name(PosEncoding p) {
   return p == PosEncoding::Learned ? "learned" : "sinusoidal";
 }
 
-bool parse_pos_encoding(const std::string& name, PosEncoding* out) {
+bool pos_encoding_parse(const std::string& name, PosEncoding* out) {
   if (name == "learned") { *out = PosEncoding::Learned; return true; }
   if (name == "sinusoidal") { *out = PosEncoding::Sinusoidal; return true; }
   return false;
@@ -32,24 +32,10 @@ bool parse_pos_encoding(const std::string& name, PosEncoding* out) {
 
 const char* gelu_name(kernels::GeluKind g) { return g == kernels::GeluKind::Erf ? "erf" : "tanh"; }
 
-bool parse_gelu(const std::string& name, kernels::GeluKind* out) {
+bool gelu_parse(const std::string& name, kernels::GeluKind* out) {
   if (name == "tanh") { *out = kernels::GeluKind::Tanh; return true; }
   if (name == "erf") { *out = kernels::GeluKind::Erf; return true; }
   return false;
-}
-
-}  // namespace nn
-
-namespace nn {
-
-int64_t matmul_parameters(const GPTConfig& c) {
-  const int64_t C = c.n_embd;
-  return c.n_layer * (3 * C * C + C * C + 4 * C * C + 4 * C * C) + c.vocab_size * C;
-}
-
-double training_flops_per_token(const GPTConfig& c) {
-  return 6.0 * static_cast<double>(matmul_parameters(c)) +
-         12.0 * static_cast<double>(c.n_layer * c.n_embd * c.block_size);
 }
 
 }  // namespace nn

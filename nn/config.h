@@ -33,21 +33,10 @@ std::string config_error(const GPTConfig& config);
 
 const char* pos_encoding_name(PosEncoding p);
 // Parses "learned" / "sinusoidal"; false on anything else.
-bool parse_pos_encoding(const std::string& name, PosEncoding* out);
+bool pos_encoding_parse(const std::string& name, PosEncoding* out);
 
 const char* gelu_name(kernels::GeluKind g);
 // Parses "tanh" / "erf"; false on anything else.
-bool parse_gelu(const std::string& name, kernels::GeluKind* out);
-
-}  // namespace nn
-
-namespace nn {
-
-// Parameters that take part in a matmul per token: every block's four weight
-// matrices and the output matrix (counted even when tied).
-int64_t matmul_parameters(const GPTConfig& config);
-// Training FLOPs per token (forward + backward): 6·matmul parameters plus
-// 12·n_layer·n_embd·T for the attention products (the PaLM appendix count).
-double training_flops_per_token(const GPTConfig& config);
+bool gelu_parse(const std::string& name, kernels::GeluKind* out);
 
 }  // namespace nn

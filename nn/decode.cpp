@@ -7,17 +7,27 @@
 
 namespace nn {
 
+namespace {
+
+// out[OC] = W·in + b for one row, W [OC, IC]: the sizes are the weight's.
+void linear_row(float* out, const float* in, const Tensor& w, const Tensor& b) {
+  kernels::linear_forward(out, in, w.data, b.data, 1, w.size(1), w.size(0));
+}
+
+}  // namespace
+
 Decoder::Decoder(const GPT& model) : model_(model) {
   const GPTConfig& c = model.config;
   const int64_t C = c.n_embd;
+  const BlockWeights& b = model.blocks.front();
   k_cache_.resize(c.n_layer * c.block_size * C);
   v_cache_.resize(c.n_layer * c.block_size * C);
   x_.resize(C);
   h_.resize(C);
-  qkv_.resize(3 * C);
+  qkv_.resize(b.c_attn_weight.size(0));
   att_.resize(C);
-  fc_.resize(4 * C);
-  logits_.resize(c.vocab_size);
+  fc_.resize(b.c_fc_weight.size(0));
+  logits_.resize(model.lm_head.size(0));
   scratch_.resize(c.n_head * c.block_size);
   mean_rstd_.resize(2);
   history_.reserve(static_cast<size_t>(c.block_size));
@@ -41,7 +51,7 @@ const float* Decoder::step(int32_t token) {
 
 const float* Decoder::forward_position(int32_t token, int64_t pos) {
   const GPTConfig& c = model_.config;
-  const int64_t C = c.n_embd, T = c.block_size, V = c.vocab_size;
+  const int64_t C = c.n_embd, T = c.block_size;
   float* x = x_.data();
   float* h = h_.data();
   float* mean = mean_rstd_.data();
@@ -54,26 +64,23 @@ const float* Decoder::forward_position(int32_t token, int64_t pos) {
     float* v_cache = v_cache_.data() + l * T * C;
     // x = x + c_proj(attention(c_attn(ln_1(x)))) with this position's k, v cached
     kernels::layernorm_forward(h, mean, rstd, x, b.ln_1_weight.data, b.ln_1_bias.data, 1, C);
-    kernels::linear_forward(qkv_.data(), h, b.c_attn_weight.data, b.c_attn_bias.data, 1, C,
-                            3 * C);
+    linear_row(qkv_.data(), h, b.c_attn_weight, b.c_attn_bias);
     std::memcpy(k_cache + pos * C, qkv_.data() + C, static_cast<size_t>(C) * sizeof(float));
     std::memcpy(v_cache + pos * C, qkv_.data() + 2 * C, static_cast<size_t>(C) * sizeof(float));
     kernels::attention_decode(att_.data(), scratch_.data(), qkv_.data(), k_cache, v_cache,
                               pos + 1, C, c.n_head);
-    kernels::linear_forward(h, att_.data(), b.attn_proj_weight.data, b.attn_proj_bias.data, 1,
-                            C, C);
+    linear_row(h, att_.data(), b.attn_proj_weight, b.attn_proj_bias);
     kernels::accumulate(x, h, C);
     // x = x + c_proj(gelu(c_fc(ln_2(x))))
     kernels::layernorm_forward(h, mean, rstd, x, b.ln_2_weight.data, b.ln_2_bias.data, 1, C);
-    kernels::linear_forward(fc_.data(), h, b.c_fc_weight.data, b.c_fc_bias.data, 1, C, 4 * C);
-    kernels::gelu_forward(fc_.data(), fc_.data(), 4 * C, c.gelu);  // elementwise: in place is safe
-    kernels::linear_forward(h, fc_.data(), b.mlp_proj_weight.data, b.mlp_proj_bias.data, 1,
-                            4 * C, C);
+    linear_row(fc_.data(), h, b.c_fc_weight, b.c_fc_bias);
+    kernels::gelu_forward(fc_.data(), fc_.data(), fc_.size(), c.gelu);  // elementwise: in place is safe
+    linear_row(h, fc_.data(), b.mlp_proj_weight, b.mlp_proj_bias);
     kernels::accumulate(x, h, C);
   }
   kernels::layernorm_forward(h, mean, rstd, x, model_.ln_f_weight.data, model_.ln_f_bias.data,
                              1, C);
-  kernels::linear_forward(logits_.data(), h, model_.lm_head.data, nullptr, 1, C, V);
+  linear_row(logits_.data(), h, model_.lm_head, Tensor{});
   return logits_.data();
 }
 

@@ -3,28 +3,54 @@
 
 #include <cmath>
 
-#include "autograd/check.h"
+#include "autograd/base/check.h"
 
 namespace nn {
 
 using autograd::OpContext;
 
-int64_t GPT::num_parameters() const {
-  int64_t n = 0;
-  for (const ParamInfo& p : store.table) n += p.numel;
-  return n;
-}
-
 namespace {
 
-Tensor view_of(ParameterStore& store, const std::string& name) {
-  const ParamInfo* p = store.find(name);
-  if (!p) return Tensor{};  // absent (e.g. a bias when config.bias is false)
+Tensor view_of(ParameterStore& store, const ParamInfo& p) {
   Tensor t;
-  t.data = store.params.data() + p->offset;
-  t.grad = store.grads.data() + p->offset;
-  for (int64_t d : p->shape) t.shape[t.ndim++] = d;
+  t.data = store.params.data() + p.offset;
+  t.grad = store.grads.data() + p.offset;
+  for (int64_t d : p.shape) t.shape[t.ndim++] = d;
   return t;
+}
+
+// The view a table entry fills.
+Tensor& slot_of(GPT& m, const ParamInfo& p) {
+  using R = ParamRole;
+  if (p.layer >= 0) {
+    BlockWeights& b = m.blocks[static_cast<size_t>(p.layer)];
+    switch (p.role) {
+      case R::AttnNormWeight: return b.ln_1_weight;
+      case R::AttnNormBias: return b.ln_1_bias;
+      case R::QkvWeight: return b.c_attn_weight;
+      case R::QkvBias: return b.c_attn_bias;
+      case R::AttnProjWeight: return b.attn_proj_weight;
+      case R::AttnProjBias: return b.attn_proj_bias;
+      case R::MlpNormWeight: return b.ln_2_weight;
+      case R::MlpNormBias: return b.ln_2_bias;
+      case R::MlpUpWeight: return b.c_fc_weight;
+      case R::MlpUpBias: return b.c_fc_bias;
+      case R::MlpDownWeight: return b.mlp_proj_weight;
+      case R::MlpDownBias: return b.mlp_proj_bias;
+      default: break;
+    }
+  } else {
+    switch (p.role) {
+      case R::TokenEmbedding: return m.wte;
+      case R::PositionEmbedding: return m.wpe;
+      case R::FinalNormWeight: return m.ln_f_weight;
+      case R::FinalNormBias: return m.ln_f_bias;
+      case R::OutputHead: return m.lm_head;
+      default: break;
+    }
+  }
+  TG_CHECK(false && "a block role outside a block, or the reverse");
+  return m.wte;
 }
 
 void fill_sinusoid(float* table, int64_t T, int64_t C) {
@@ -39,40 +65,21 @@ void fill_sinusoid(float* table, int64_t T, int64_t C) {
 
 }  // namespace
 
-void bind_views(GPT& m) {
-  ParameterStore& s = m.store;
+void gpt_bind_views(GPT& m) {
   const GPTConfig& c = m.config;
-  m.wte = view_of(s, "transformer.wte.weight");
-  if (c.pos_encoding == PosEncoding::Learned) {
-    m.wpe = view_of(s, "transformer.wpe.weight");
-  } else {
-    m.wpe = autograd::tensor_view(m.sinusoid.data(), nullptr, {c.block_size, c.n_embd});
-  }
+  // Fresh views: a tensor absent from the table (a bias when config.bias is
+  // false) stays undefined.
   m.blocks.assign(static_cast<size_t>(c.n_layer), BlockWeights{});
-  for (int64_t l = 0; l < c.n_layer; ++l) {
-    const std::string h = "transformer.h." + std::to_string(l) + ".";
-    BlockWeights& b = m.blocks[static_cast<size_t>(l)];
-    b.ln_1_weight = view_of(s, h + "ln_1.weight");
-    b.ln_1_bias = view_of(s, h + "ln_1.bias");
-    b.c_attn_weight = view_of(s, h + "attn.c_attn.weight");
-    b.c_attn_bias = view_of(s, h + "attn.c_attn.bias");
-    b.attn_proj_weight = view_of(s, h + "attn.c_proj.weight");
-    b.attn_proj_bias = view_of(s, h + "attn.c_proj.bias");
-    b.ln_2_weight = view_of(s, h + "ln_2.weight");
-    b.ln_2_bias = view_of(s, h + "ln_2.bias");
-    b.c_fc_weight = view_of(s, h + "mlp.c_fc.weight");
-    b.c_fc_bias = view_of(s, h + "mlp.c_fc.bias");
-    b.mlp_proj_weight = view_of(s, h + "mlp.c_proj.weight");
-    b.mlp_proj_bias = view_of(s, h + "mlp.c_proj.bias");
-  }
-  m.ln_f_weight = view_of(s, "transformer.ln_f.weight");
-  m.ln_f_bias = view_of(s, "transformer.ln_f.bias");
-  m.lm_head = c.tied ? m.wte : view_of(s, "lm_head.weight");
+  m.wte = m.wpe = m.ln_f_weight = m.ln_f_bias = m.lm_head = Tensor{};
+  for (const ParamInfo& p : m.store.table) slot_of(m, p) = view_of(m.store, p);
+  if (c.pos_encoding == PosEncoding::Sinusoidal)
+    m.wpe = autograd::tensor_view(m.sinusoid.data(), nullptr, {c.block_size, c.n_embd});
+  if (c.tied) m.lm_head = m.wte;
 }
 
-GPT make_gpt(const GPTConfig& config) { return make_gpt(config, make_parameter_store(config)); }
+GPT gpt_create(const GPTConfig& config) { return gpt_create(config, parameter_store_create(config)); }
 
-GPT make_gpt(const GPTConfig& config, ParameterStore store) {
+GPT gpt_create(const GPTConfig& config, ParameterStore store) {
   TG_CHECK(config_error(config).empty());
   TG_CHECK(!store.table.empty() && store.params.size() >= store.total && store.grads.size() >= store.total);
   GPT m;
@@ -82,25 +89,27 @@ GPT make_gpt(const GPTConfig& config, ParameterStore store) {
     m.sinusoid.resize(config.block_size * config.n_embd);
     fill_sinusoid(m.sinusoid.data(), config.block_size, config.n_embd);
   }
-  bind_views(m);
+  gpt_bind_views(m);
   return m;
 }
 
-int64_t training_arena_floats(const GPTConfig& c, int64_t B, bool naive_attention) {
+int64_t training_arena_floats(const GPTConfig& c, int64_t B) {
   const int64_t T = c.block_size, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   const int64_t N = B * T;
+  // The widths of the two layers wider than C, as the table gives them.
+  const ParamLayout layout = param_layout(c);
+  const int64_t QKV = layout.first(ParamRole::QkvWeight).shape[0];
+  const int64_t H = layout.first(ParamRole::MlpUpWeight).shape[0];
   // Every arena allocation is rounded up to 16 floats (64 bytes).
   auto a = [](int64_t n) { return (n + 15) / 16 * 16; };
   const int64_t drop = c.dropout > 0 ? 2 * a(N * C) : 0;  // out + gradient per dropout site
   const int64_t per_layer =
       2 * a(N * C) + 2 * a(N) +              // ln_1 out, grad; mean, rstd
-      2 * a(3 * N * C) +                      // qkv, grad
-      2 * a(N * C) +                          // attention out, grad
-      (naive_attention ? 2 * a(B * NH * T * T)  // probabilities, backward scratch
-                       : a(B * NH * T)) +       // or each row's log-sum-exp
+      2 * a(N * QKV) +                        // qkv, grad
+      2 * a(N * C) + a(B * NH * T) +          // attention out, grad; each row's log-sum-exp
       2 * a(N * C) + drop + 2 * a(N * C) +    // c_proj, dropout, residual add
       2 * a(N * C) + 2 * a(N) +              // ln_2
-      4 * a(4 * N * C) +                      // c_fc, gelu
+      4 * a(N * H) +                          // c_fc, gelu
       2 * a(N * C) + drop + 2 * a(N * C);     // c_proj, dropout, residual add
   return 2 * a(N * C) + drop +               // embedding (+ dropout)
          L * per_layer +

@@ -1,6 +1,15 @@
-// The GPT: parameters bound to named tensor views, GPT-2 initialisation, and
-// the forward pass (taped for training, untaped for inference — the same
-// code and kernels either way).
+// nn/: the GPT itself, on top of autograd/ (tensors, arena, tape, ops).
+//   config.h    GPTConfig, the hyper-parameters, and their checks
+//   params.h    the parameter table: every tensor's nanoGPT name, shape and
+//               role, laid out in four flat buffers; the model's shape is
+//               spelled out there and only there
+//   gpt.h       (this file) the GPT: views bound from the table, GPT-2
+//               initialisation by role, the forward pass (taped for
+//               training, untaped for inference: the same code and kernels)
+//               and the arena plan for one training step
+//   decode.h    one-token-at-a-time inference with a KV cache
+//   sampling.h  temperature, top-k and top-p sampling from logits
+// Functions are named noun_verb (gpt_create, gpt_init, gpt_forward).
 #pragma once
 
 #include <cstdint>
@@ -8,7 +17,7 @@
 
 #include "autograd/buffer.h"
 #include "autograd/ops.h"
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 #include "nn/config.h"
 #include "nn/params.h"
 
@@ -35,30 +44,31 @@ struct GPT {
   Tensor ln_f_weight, ln_f_bias;
   Tensor lm_head;                  // [V, C]: wte itself when tied
 
-  int64_t num_parameters() const;  // exact count (no alignment padding)
+  int64_t num_parameters() const { return store.num_parameters(); }  // no padding
 };
 
 // A model with all parameters zero (load a checkpoint or call gpt_init).
 // The config must already be valid (config_error(config) == "").
-GPT make_gpt(const GPTConfig& config);
+GPT gpt_create(const GPTConfig& config);
 // The same over an existing store (a loaded checkpoint's), which must come
-// from make_parameter_store(config) with its training buffers: no second set
-// of buffers is allocated.
-GPT make_gpt(const GPTConfig& config, ParameterStore store);
-// Re-points the tensor views after `model.store` was replaced (e.g. loaded).
-void bind_views(GPT& model);
+// from parameter_store_create(config) with its training buffers: no second
+// set of buffers is allocated.
+GPT gpt_create(const GPTConfig& config, ParameterStore store);
+// Points each view at its table entry (by role and layer); call again after
+// `model.store` was replaced (e.g. loaded).
+void gpt_bind_views(GPT& model);
 
-// GPT-2 initialisation: normal(0, 0.02) for matrices and embeddings, the two
-// residual projections of each block scaled by 1/√(2·n_layer), zero biases,
-// LayerNorm weights 1. Deterministic for a seed, whatever the thread count.
+// GPT-2 initialisation, by role: normal(0, 0.02) for matrices and
+// embeddings, the two residual projections of each block scaled by
+// 1/√(2·n_layer), zero biases, LayerNorm weights 1. Deterministic for a
+// seed, whatever the thread count.
 void gpt_init(GPT& model, uint64_t seed);
 
 // Floats one taped training step of gpt_forward + cross_entropy + backward
 // takes from the arena for a batch of B sequences of block_size tokens: the
 // activations, their gradients and what backward saves. Used to size the
 // arena up front, so even the first step allocates it once.
-// naive_attention: the plan for OpContext::naive_attention (T×T maps).
-int64_t training_arena_floats(const GPTConfig& config, int64_t B, bool naive_attention = false);
+int64_t training_arena_floats(const GPTConfig& config, int64_t B);
 
 // logits[B,T,V] for ids[B,T] (T ≤ block_size). With a tape in ctx every op is
 // recorded and dropout (if configured) acts where nanoGPT's does — after the

@@ -2,9 +2,35 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autograd/base/check.h"
 #include "nn/gpt.h"
 
 namespace nn {
+
+namespace {
+
+enum class Init { Zeros, Ones, Normal, ResidualNormal };
+
+// GPT-2's rule for each role (see gpt_init in gpt.h).
+Init init_of(ParamRole role) {
+  using R = ParamRole;
+  switch (role) {
+    case R::AttnNormBias: case R::QkvBias: case R::AttnProjBias: case R::MlpNormBias:
+    case R::MlpUpBias: case R::MlpDownBias: case R::FinalNormBias:
+      return Init::Zeros;
+    case R::AttnNormWeight: case R::MlpNormWeight: case R::FinalNormWeight:
+      return Init::Ones;
+    case R::AttnProjWeight: case R::MlpDownWeight:
+      return Init::ResidualNormal;
+    case R::TokenEmbedding: case R::PositionEmbedding: case R::QkvWeight: case R::MlpUpWeight:
+    case R::OutputHead:
+      return Init::Normal;
+  }
+  TG_CHECK(false && "unknown role");
+  return Init::Normal;
+}
+
+}  // namespace
 
 void gpt_init(GPT& m, uint64_t seed) {
   const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(m.config.n_layer));
@@ -16,19 +42,12 @@ void gpt_init(GPT& m, uint64_t seed) {
   for (size_t i = 0; i < table.size(); ++i) {
     const ParamInfo& p = table[i];
     float* data = m.store.params.data() + p.offset;
-    const std::string& name = p.name;
-    const bool is_bias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
-    const bool is_norm = name.find("ln_") != std::string::npos;
-    if (is_bias) {
-      for (int64_t j = 0; j < p.numel; ++j) data[j] = 0.0f;
+    const Init init = init_of(p.role);
+    if (init == Init::Zeros || init == Init::Ones) {
+      std::fill(data, data + p.numel, init == Init::Ones ? 1.0f : 0.0f);
       continue;
     }
-    if (is_norm) {
-      for (int64_t j = 0; j < p.numel; ++j) data[j] = 1.0f;
-      continue;
-    }
-    const bool residual_proj = name.find("c_proj.weight") != std::string::npos;
-    const double std_dev = residual_proj ? residual_std : 0.02;
+    const double std_dev = init == Init::ResidualNormal ? residual_std : 0.02;
     const int64_t n_chunks = (p.numel + kChunk - 1) / kChunk;
 #pragma omp parallel for schedule(static)
     for (int64_t k = 0; k < n_chunks; ++k) {

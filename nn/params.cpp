@@ -1,14 +1,94 @@
-// Parameter table construction, in nanoGPT's state_dict order and names.
+// The parameter table, in nanoGPT's state_dict order and names (see params.h).
 #include "nn/params.h"
 
-#include "autograd/check.h"
+#include "autograd/base/check.h"
 
 namespace nn {
 
-const ParamInfo* ParameterStore::find(const std::string& name) const {
+bool is_block_linear_weight(ParamRole role) {
+  return role == ParamRole::QkvWeight || role == ParamRole::AttnProjWeight ||
+         role == ParamRole::MlpUpWeight || role == ParamRole::MlpDownWeight;
+}
+
+bool is_layernorm_weight(ParamRole role) {
+  return role == ParamRole::AttnNormWeight || role == ParamRole::MlpNormWeight ||
+         role == ParamRole::FinalNormWeight;
+}
+
+const ParamInfo* ParamLayout::find(const std::string& name) const {
   for (const ParamInfo& p : table)
     if (p.name == name) return &p;
   return nullptr;
+}
+
+const ParamInfo& ParamLayout::first(ParamRole role) const {
+  for (const ParamInfo& p : table)
+    if (p.role == role) return p;
+  TG_CHECK(false && "role absent from the table");
+  return table.front();
+}
+
+int64_t ParamLayout::num_parameters() const {
+  int64_t n = 0;
+  for (const ParamInfo& p : table) n += p.numel;
+  return n;
+}
+
+ParamLayout param_layout(const GPTConfig& c) {
+  const int64_t V = c.vocab_size, T = c.block_size, C = c.n_embd;
+  ParamLayout layout;
+  int64_t layer = -1;
+  auto add = [&](const std::string& name, ParamRole role, std::vector<int64_t> shape) {
+    ParamInfo p;
+    p.name = name;
+    p.shape = std::move(shape);
+    p.role = role;
+    p.layer = layer;
+    p.decay = p.shape.size() == 2;
+    p.numel = 1;
+    for (int64_t d : p.shape) p.numel *= d;
+    layout.table.push_back(std::move(p));
+  };
+  auto add_bias = [&](const std::string& name, ParamRole role, int64_t n) {
+    if (c.bias) add(name, role, {n});
+  };
+
+  using R = ParamRole;
+  add("transformer.wte.weight", R::TokenEmbedding, {V, C});
+  if (c.pos_encoding == PosEncoding::Learned) add("transformer.wpe.weight", R::PositionEmbedding, {T, C});
+  for (layer = 0; layer < c.n_layer; ++layer) {
+    const std::string h = "transformer.h." + std::to_string(layer) + ".";
+    add(h + "ln_1.weight", R::AttnNormWeight, {C});
+    add_bias(h + "ln_1.bias", R::AttnNormBias, C);
+    add(h + "attn.c_attn.weight", R::QkvWeight, {3 * C, C});
+    add_bias(h + "attn.c_attn.bias", R::QkvBias, 3 * C);
+    add(h + "attn.c_proj.weight", R::AttnProjWeight, {C, C});
+    add_bias(h + "attn.c_proj.bias", R::AttnProjBias, C);
+    add(h + "ln_2.weight", R::MlpNormWeight, {C});
+    add_bias(h + "ln_2.bias", R::MlpNormBias, C);
+    add(h + "mlp.c_fc.weight", R::MlpUpWeight, {4 * C, C});
+    add_bias(h + "mlp.c_fc.bias", R::MlpUpBias, 4 * C);
+    add(h + "mlp.c_proj.weight", R::MlpDownWeight, {C, 4 * C});
+    add_bias(h + "mlp.c_proj.bias", R::MlpDownBias, C);
+  }
+  layer = -1;
+  add("transformer.ln_f.weight", R::FinalNormWeight, {C});
+  add_bias("transformer.ln_f.bias", R::FinalNormBias, C);
+  if (!c.tied) add("lm_head.weight", R::OutputHead, {V, C});
+
+  // Offsets: decayed tensors first (see ParamLayout), each rounded up to 16
+  // floats so every view starts 64-byte aligned.
+  int64_t offset = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (ParamInfo& p : layout.table) {
+      if (p.decay != (pass == 0)) continue;
+      p.offset = offset;
+      offset += (p.numel + 15) / 16 * 16;
+    }
+    if (pass == 0) layout.n_decay = offset;
+  }
+  layout.total = offset;
+  return layout;
 }
 
 float* ParameterStore::param(const std::string& name) {
@@ -23,61 +103,29 @@ float* ParameterStore::grad(const std::string& name) {
   return grads.data() + p->offset;
 }
 
-ParameterStore make_parameter_store(const GPTConfig& c, bool training) {
-  const int64_t V = c.vocab_size, T = c.block_size, C = c.n_embd;
+ParameterStore parameter_store_create(const GPTConfig& config, bool training) {
   ParameterStore store;
-  auto add = [&](const std::string& name, std::vector<int64_t> shape) {
-    ParamInfo p;
-    p.name = name;
-    p.shape = std::move(shape);
-    p.numel = 1;
-    for (int64_t d : p.shape) p.numel *= d;
-    p.decay = p.shape.size() == 2;
-    store.table.push_back(std::move(p));
-  };
-  auto add_bias = [&](const std::string& name, int64_t n) {
-    if (c.bias) add(name, {n});
-  };
-
-  add("transformer.wte.weight", {V, C});
-  if (c.pos_encoding == PosEncoding::Learned) add("transformer.wpe.weight", {T, C});
-  for (int64_t l = 0; l < c.n_layer; ++l) {
-    const std::string h = "transformer.h." + std::to_string(l) + ".";
-    add(h + "ln_1.weight", {C});
-    add_bias(h + "ln_1.bias", C);
-    add(h + "attn.c_attn.weight", {3 * C, C});
-    add_bias(h + "attn.c_attn.bias", 3 * C);
-    add(h + "attn.c_proj.weight", {C, C});
-    add_bias(h + "attn.c_proj.bias", C);
-    add(h + "ln_2.weight", {C});
-    add_bias(h + "ln_2.bias", C);
-    add(h + "mlp.c_fc.weight", {4 * C, C});
-    add_bias(h + "mlp.c_fc.bias", 4 * C);
-    add(h + "mlp.c_proj.weight", {C, 4 * C});
-    add_bias(h + "mlp.c_proj.bias", C);
-  }
-  add("transformer.ln_f.weight", {C});
-  add_bias("transformer.ln_f.bias", C);
-  if (!c.tied) add("lm_head.weight", {V, C});
-
-  // Offsets: decayed tensors first (see the struct comment), each rounded up
-  // to 16 floats so every view starts 64-byte aligned.
-  int64_t offset = 0;
-  for (int pass = 0; pass < 2; ++pass) {
-    for (ParamInfo& p : store.table) {
-      if (p.decay != (pass == 0)) continue;
-      p.offset = offset;
-      offset += (p.numel + 15) / 16 * 16;
-    }
-    if (pass == 0) store.n_decay = offset;
-  }
-  store.total = offset;
-  store.params.resize(offset);
+  static_cast<ParamLayout&>(store) = param_layout(config);
+  store.params.resize(store.total);
   if (!training) return store;
-  store.grads.resize(offset);
-  store.m.resize(offset);
-  store.v.resize(offset);
+  store.grads.resize(store.total);
+  store.m.resize(store.total);
+  store.v.resize(store.total);
   return store;
+}
+
+int64_t matmul_parameters(const GPTConfig& config) {
+  int64_t n = 0;
+  for (const ParamInfo& p : param_layout(config).table)
+    if (is_block_linear_weight(p.role) || p.role == ParamRole::OutputHead ||
+        (config.tied && p.role == ParamRole::TokenEmbedding))
+      n += p.numel;
+  return n;
+}
+
+double training_flops_per_token(const GPTConfig& c) {
+  return 6.0 * static_cast<double>(matmul_parameters(c)) +
+         12.0 * static_cast<double>(c.n_layer * c.n_embd * c.block_size);
 }
 
 }  // namespace nn

@@ -1,6 +1,9 @@
-// The parameter table: every GPT parameter as a named view into four flat
-// buffers (parameters, gradients, AdamW's two moments). Names and shapes are
-// exactly nanoGPT's state_dict keys, so checkpoints interoperate with PyTorch.
+// The parameter table, the one place a GPT's parameters are spelled out: for a
+// config, every tensor with its nanoGPT state_dict name, PyTorch shape, role,
+// AdamW decay and place in four flat buffers (parameters, gradients, AdamW's
+// two moments). The flat buffers, the model's views (gpt_bind_views), its
+// initialisation (gpt_init), checkpoints, `tapegpt params`, the FLOP count and
+// the widths the arena plan and decoder use all read it.
 #pragma once
 
 #include <cstdint>
@@ -12,30 +15,75 @@
 
 namespace nn {
 
-struct ParamInfo {
-  std::string name;              // e.g. "transformer.h.0.attn.c_attn.weight"
-  std::vector<int64_t> shape;    // PyTorch shape, e.g. {3C, C}
-  int64_t offset = 0;            // first element in each flat buffer
-  int64_t numel = 0;
-  bool decay = false;            // AdamW weight decay: all 2-D tensors
+// Which tensor of the model an entry is: picks its view, its initialisation
+// and its row in `tapegpt params`. Shapes use C = n_embd, V = vocab_size,
+// T = block_size.
+enum class ParamRole {
+  TokenEmbedding,     // transformer.wte.weight [V, C], also the output matrix when tied
+  PositionEmbedding,  // transformer.wpe.weight [T, C], learned positions only
+  // In every block, transformer.h.<layer>.:
+  AttnNormWeight, AttnNormBias,  // ln_1 [C]
+  QkvWeight, QkvBias,            // attn.c_attn [3C, C]: rows q…, k…, v…
+  AttnProjWeight, AttnProjBias,  // attn.c_proj [C, C]: a residual projection
+  MlpNormWeight, MlpNormBias,    // ln_2 [C]
+  MlpUpWeight, MlpUpBias,        // mlp.c_fc [4C, C]
+  MlpDownWeight, MlpDownBias,    // mlp.c_proj [C, 4C]: a residual projection
+  // After the blocks:
+  FinalNormWeight, FinalNormBias,  // transformer.ln_f [C]
+  OutputHead,                      // lm_head.weight [V, C], untied only
 };
 
-// Decayed (2-D) parameters come first in the flat buffers, so the optimizer
-// runs as two contiguous passes: [0, n_decay) with decay, the rest without.
-struct ParameterStore {
+// A block's linear-layer weight [out, in]: c_attn, attn.c_proj, c_fc, mlp.c_proj.
+bool is_block_linear_weight(ParamRole role);
+// A LayerNorm's gain: ln_1, ln_2, ln_f.
+bool is_layernorm_weight(ParamRole role);
+
+struct ParamInfo {
+  std::string name;            // e.g. "transformer.h.0.attn.c_attn.weight"
+  std::vector<int64_t> shape;  // PyTorch shape, e.g. {3C, C}
+  ParamRole role = ParamRole::TokenEmbedding;
+  int64_t layer = -1;          // block index; -1 outside the blocks
+  bool decay = false;          // AdamW weight decay: every 2-D tensor (nanoGPT's groups)
+  int64_t numel = 0;
+  int64_t offset = 0;          // first element in each flat buffer
+};
+
+// The table and where each entry lives in the flat buffers. Decayed (2-D)
+// tensors come first, so the optimizer runs as two contiguous passes:
+// [0, n_decay) with decay, the rest without.
+struct ParamLayout {
   std::vector<ParamInfo> table;  // in nanoGPT's state_dict order
-  int64_t total = 0;
+  int64_t total = 0;             // floats per flat buffer, alignment padding included
   int64_t n_decay = 0;
-  autograd::FloatBuffer params, grads, m, v;
 
   const ParamInfo* find(const std::string& name) const;  // null if absent
-  float* param(const std::string& name);                 // aborts if absent
+  // The first entry of a role (block 0's for block roles); aborts if absent.
+  const ParamInfo& first(ParamRole role) const;
+  int64_t num_parameters() const;  // exact count, no padding
+};
+
+// The table of a config, laid out, with no buffers: cheap even for the
+// largest presets. The config must be valid (config_error(config) == "").
+ParamLayout param_layout(const GPTConfig& config);
+
+// The layout with its four flat buffers.
+struct ParameterStore : ParamLayout {
+  autograd::FloatBuffer params, grads, m, v;
+
+  float* param(const std::string& name);  // aborts if absent
   float* grad(const std::string& name);
 };
 
-// Builds the table for a config and allocates the four zeroed buffers, or
+// Lays out the table for a config and allocates the four zeroed buffers, or
 // only `params` when !training (a converter needs no gradients or moments,
 // and for GPT-2 XL each buffer is 6 GB).
-ParameterStore make_parameter_store(const GPTConfig& config, bool training = true);
+ParameterStore parameter_store_create(const GPTConfig& config, bool training = true);
+
+// Parameters that take part in a matmul per token: every block's linear
+// weights and the output matrix (wte when tied).
+int64_t matmul_parameters(const GPTConfig& config);
+// Training FLOPs per token (forward + backward): 6·matmul parameters plus
+// 12·n_layer·n_embd·T for the attention products (the PaLM appendix count).
+double training_flops_per_token(const GPTConfig& config);
 
 }  // namespace nn

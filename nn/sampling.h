@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 
 namespace nn {
 

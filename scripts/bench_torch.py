@@ -2,12 +2,25 @@
 """Times a nanoGPT-style training step in PyTorch on the CPU, for
 scripts/bench.sh to compare with `tapegpt bench` on the same shapes.
 
-Same work as tapegpt's step: forward, mean cross-entropy over B×T
-positions, backward, clip_grad_norm_(1.0), AdamW (weight decay 0.1 on 2-D
-weights). Prints one JSON object: median step time, tokens/s, peak RSS,
-and KV-cache sampling speed (batch 1).
+Written as a careful PyTorch user would: nanoGPT's model and
+configure_optimizers (AdamW, weight decay 0.1 on 2-D weights only),
+`zero_grad(set_to_none=True)`, clip_grad_norm_(1.0). torch 1.13's AdamW has
+no fused version; of its other two, the per-tensor loop (its default on
+the CPU) beat the multi-tensor `foreach` one on S, M and G when both were
+timed interleaved on the 2-core development machine, so it is the
+baseline (`--compare-adamw` repeats that check). Sampling runs under
+`torch.inference_mode()` with a preallocated KV cache written one row per
+token. The thread count, OpenBLAS core type and OpenMP wait policy are set
+by scripts/bench.sh (see there why).
+
+Prints one JSON object: median step time, tokens/s, optimizer time, peak
+RSS, KV-cache sampling speed (batch 1) and which OpenBLAS this process
+loaded. With --sgemm-rate it instead times torch.mm on square matrices
+(the same sizes as `tapegpt bench --sgemm-rate`), a check that both sides
+reach the same BLAS speed.
 """
 import argparse
+import ctypes
 import json
 import os
 import resource
@@ -24,65 +37,135 @@ except ImportError as e:
     print(json.dumps({"error": f"torch not available: {e}"}))
     sys.exit(77)
 
-SHAPES = {  # vocab, layers, heads, n_embd, T, B
+SHAPES = {  # vocab, layers, heads, n_embd, T, B (as `tapegpt bench --shape`)
     "S": (65, 4, 4, 256, 128, 8),
     "M": (65, 6, 6, 384, 256, 8),
     "G": (50257, 12, 12, 768, 64, 4),
 }
 
 
+def blas_info():
+    """Which OpenBLAS this process loaded (through torch), asked of the library itself."""
+    with open("/proc/self/maps") as f:
+        libs = sorted({line.split()[-1] for line in f if "libopenblas" in line or "/libblas.so" in line})
+    info = dict(blas_libs=libs)
+    for path in libs:
+        try:
+            lib = ctypes.CDLL(path)  # already loaded: the same handle
+            lib.openblas_get_corename.restype = ctypes.c_char_p
+        except (OSError, AttributeError):
+            continue
+        info.update(blas_core=lib.openblas_get_corename().decode(),
+                    blas_build={0: "serial", 1: "pthread", 2: "openmp"}.get(lib.openblas_get_parallel(), "unknown"),
+                    blas_threads=lib.openblas_get_num_threads())
+        break
+    return info
+
+
+def sgemm_rates(sizes=(1024, 1536, 2048), reps=7):
+    """torch.mm (float32, which calls OpenBLAS's sgemm): median FLOP/s per size."""
+    rates = {}
+    for n in sizes:
+        a, b = torch.full((n, n), 0.5), torch.full((n, n), 0.25)
+        c = torch.empty(n, n)
+        torch.mm(a, b, out=c)  # warm-up
+        t = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            torch.mm(a, b, out=c)
+            t.append(time.perf_counter() - t0)
+        rates[str(n)] = 2.0 * n ** 3 / statistics.median(t) / 1e9
+    return rates
+
+
+def configure_adamw(model, kind):
+    """nanoGPT's configure_optimizers: weight decay on 2-D weights only."""
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                              {"params": no_decay, "weight_decay": 0.0}],
+                             lr=1e-4, betas=(0.9, 0.95), eps=1e-8, foreach=kind == "foreach")
+
+
+def compare_adamw(model, reps=6):
+    """Best opt.step() time of each AdamW version on random gradients, interleaved."""
+    for p in model.parameters():
+        p.grad = torch.randn_like(p) * 1e-3
+    opts = {kind: configure_adamw(model, kind) for kind in ("single", "foreach")}
+    best = dict.fromkeys(opts, float("inf"))
+    for _ in range(reps):
+        for kind, opt in opts.items():
+            t0 = time.perf_counter()
+            opt.step()
+            best[kind] = min(best[kind], time.perf_counter() - t0)
+    return best
+
+
 def sample_with_cache(model, cfg, prompt_tokens, new_tokens):
-    """Greedy decoding with a hand-written KV cache over the nanoGPT weights."""
+    """Greedy decoding, batch 1, with a KV cache preallocated for every
+    position and written one row per token (attention reads rows 0..pos)."""
     tr = model.transformer
-    C, NH = cfg["n_embd"], cfg["n_head"]
+    C, NH, L = cfg["n_embd"], cfg["n_head"], cfg["n_layer"]
     hs = C // NH
-    caches = [([], []) for _ in tr.h]
+    positions = prompt_tokens + new_tokens
+    K = torch.empty(L, NH, positions, hs)
+    V = torch.empty(L, NH, positions, hs)
+    scale = 1.0 / hs ** 0.5
+
     def step(token, pos):
-        x = tr.wte.weight[token] + tr.wpe.weight[pos]
-        for block, (ks, vs) in zip(tr.h, caches):
-            h = block.ln_1(x[None])[0]
-            q, k, v = block.attn.c_attn(h).split(C)
-            ks.append(k.view(NH, hs))
-            vs.append(v.view(NH, hs))
-            K = torch.stack(ks, 1)  # NH, t, hs
-            V = torch.stack(vs, 1)
-            att = torch.softmax((K @ q.view(NH, hs, 1)).squeeze(-1) / hs ** 0.5, dim=-1)
-            y = (att.unsqueeze(1) @ V).reshape(C)
+        x = tr.wte.weight[token] + tr.wpe.weight[pos]  # (C,)
+        for layer, block in enumerate(tr.h):
+            q, k, v = block.attn.c_attn(block.ln_1(x)).split(C)
+            K[layer, :, pos] = k.view(NH, hs)
+            V[layer, :, pos] = v.view(NH, hs)
+            keys, values = K[layer, :, :pos + 1], V[layer, :, :pos + 1]  # (NH, pos+1, hs)
+            att = torch.softmax((keys @ q.view(NH, hs, 1)).squeeze(-1) * scale, dim=-1)
+            y = (att.unsqueeze(1) @ values).reshape(C)
             x = x + block.attn.c_proj(y)
-            x = x + block.mlp(block.ln_2(x[None])[0])
-        return model.lm_head(tr.ln_f(x[None])[0])
-    with torch.no_grad():
+            x = x + block.mlp(block.ln_2(x))
+        return model.lm_head(tr.ln_f(x))
+
+    with torch.inference_mode():
         for i in range(prompt_tokens):
             logits = step(i % cfg["vocab_size"], i)
         t0 = time.perf_counter()
-        pos = prompt_tokens
-        for _ in range(new_tokens):
+        for pos in range(prompt_tokens, positions):
             logits = step(int(torch.argmax(logits)), pos)
-            pos += 1
         return new_tokens / (time.perf_counter() - t0)
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shape", default="S", choices=sorted(SHAPES))
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--sample-tokens", type=int, default=64)
+    ap.add_argument("--adamw", choices=["single", "foreach"], default="single",
+                    help="torch 1.13's per-tensor AdamW (its default) or its multi-tensor one")
+    ap.add_argument("--sgemm-rate", action="store_true", help="only time torch.mm on square 1024-2048")
+    ap.add_argument("--compare-adamw", action="store_true",
+                    help="only time opt.step() of both AdamW versions on --shape, interleaved (best of 6)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    env = dict(threads=args.threads, framework=f"torch {torch.__version__}",
+               omp_wait_policy=os.environ.get("OMP_WAIT_POLICY", "unset"), **blas_info())
+    if args.sgemm_rate:
+        rates = sgemm_rates()
+        print(json.dumps(dict(sgemm_rate_gflops=max(rates.values()), sgemm_gflops_by_size=rates, **env)))
+        return
     torch.manual_seed(0)
     V, L, NH, C, T, B = SHAPES[args.shape]
     cfg = dict(vocab_size=V, block_size=T, n_layer=L, n_head=NH, n_embd=C, bias=True, tied=True,
                pos_encoding="learned")
     model = GPT(cfg)
-    for name, p in model.named_parameters():
+    for p in model.parameters():
         if p.dim() >= 2:
             torch.nn.init.normal_(p, 0.0, 0.02)
-    decay = [p for p in model.parameters() if p.dim() >= 2]
-    no_decay = [p for p in model.parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=1e-4, betas=(0.9, 0.95), eps=1e-8)
+    if args.compare_adamw:
+        print(json.dumps(dict(shape=args.shape, adamw_step_s=compare_adamw(model), **env)))
+        return
+    opt = configure_adamw(model, args.adamw)
     times, opt_times = [], []
     for s in range(args.warmup + args.steps):
         x = torch.randint(0, V, (B, T))
@@ -101,9 +184,8 @@ def main():
             opt_times.append(t1 - t_opt)
     step = statistics.median(times)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    out = dict(shape=args.shape, framework=f"torch {torch.__version__}", threads=args.threads,
-               step_s=step, tokens_per_s=B * T / step, optimizer_s=statistics.median(opt_times),
-               peak_rss_mib=rss / 2**20)
+    out = dict(shape=args.shape, batch=B, T=T, step_s=step, tokens_per_s=B * T / step,
+               optimizer_s=statistics.median(opt_times), adamw=args.adamw, peak_rss_mib=rss / 2**20, **env)
     if args.sample_tokens:
         # Sampling runs 16 + N positions: a model with room for them (the
         # context length does not change the work per token).

@@ -11,7 +11,7 @@
 #include "autograd/kernels/attention_flash.h"
 #include "autograd/kernels/kernels.h"
 #include "autograd/ops.h"
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 #include "nn/decode.h"
 #include "nn/gpt.h"
 #include "train/optimizer.h"
@@ -59,21 +59,26 @@ double measure_bandwidth() {
 // Replays every kernel of one training step with the step's shapes and
 // returns the time per category. The step itself runs the same kernels, so
 // the sum is close to (a little under) the measured step time.
-std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, bool naive_attention) {
+std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B) {
   const int64_t T = c.block_size, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   const int64_t N = B * T;
+  // Layer widths, linear layers and LayerNorms as the parameter table has them.
+  const nn::ParamLayout layout = nn::param_layout(c);
+  const int64_t QKV = layout.first(nn::ParamRole::QkvWeight).shape[0];
+  const int64_t H = layout.first(nn::ParamRole::MlpUpWeight).shape[0];  // the widest
+  int64_t norms = 0;
+  for (const nn::ParamInfo& p : layout.table) norms += nn::is_layernorm_weight(p.role);
   tg::Rng rng(1);
   auto buf = [&](int64_t n) {
     std::vector<float> v(static_cast<size_t>(n));
     for (auto& x : v) x = static_cast<float>(rng.normal() * 0.1);
     return v;
   };
-  std::vector<float> x = buf(N * 4 * C), y = buf(N * 4 * C), dx = buf(N * 4 * C), dy = buf(N * 4 * C);
-  std::vector<float> w = buf(std::max(4 * C * C, V * C)), dw = buf(std::max(4 * C * C, V * C));
-  std::vector<float> logits = buf(N * V), dlogits = buf(N * V), qkv = buf(N * 3 * C), dqkv = buf(N * 3 * C);
+  std::vector<float> x = buf(N * H), y = buf(N * H), dx = buf(N * H), dy = buf(N * H);
+  std::vector<float> w = buf(std::max(H * C, V * C)), dw = buf(std::max(H * C, V * C));
+  std::vector<float> logits = buf(N * V), dlogits = buf(N * V), qkv = buf(N * QKV), dqkv = buf(N * QKV);
   std::vector<float> mean = buf(N), rstd = buf(N), lse = buf(B * NH * T);
-  std::vector<float> att = buf(naive_attention ? B * NH * T * T : 1), scratch = buf(naive_attention ? B * NH * T * T : 1);
-  std::vector<float> bias = buf(4 * C), dbias = buf(4 * C), losses = buf(N);
+  std::vector<float> bias = buf(H), dbias = buf(H), losses = buf(N);
   std::vector<int32_t> ids(static_cast<size_t>(N));
   for (auto& id : ids) id = static_cast<int32_t>(rng.below(static_cast<uint64_t>(V)));
 
@@ -81,20 +86,20 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, bool n
     return time_call([&] { kernels::linear_forward(y.data(), x.data(), w.data(), bias.data(), N, IC, OC); }) +
            time_call([&] { kernels::linear_backward(dx.data(), dw.data(), dbias.data(), dy.data(), x.data(), w.data(), N, IC, OC); });
   };
-  double matmul = static_cast<double>(L) * (linear(C, 3 * C) + linear(C, C) + linear(C, 4 * C) + linear(4 * C, C));
+  double matmul = 0;  // each block's linear layers, timed once (block 0's)
+  for (const nn::ParamInfo& p : layout.table)
+    if (p.layer == 0 && nn::is_block_linear_weight(p.role)) matmul += static_cast<double>(L) * linear(p.shape[1], p.shape[0]);
   matmul += time_call([&] { kernels::linear_forward(logits.data(), x.data(), w.data(), nullptr, N, C, V); }) +
             time_call([&] { kernels::linear_backward(dx.data(), dw.data(), nullptr, dlogits.data(), x.data(), w.data(), N, C, V); });
-  const double attention = static_cast<double>(L) * (naive_attention
-      ? time_call([&] { kernels::attention_forward(y.data(), att.data(), qkv.data(), B, T, C, NH); }) +
-        time_call([&] { kernels::attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), att.data(), B, T, C, NH); })
-      : time_call([&] { kernels::attention_flash_forward(y.data(), lse.data(), qkv.data(), B, T, C, NH); }) +
-        time_call([&] { kernels::attention_flash_backward(dqkv.data(), dy.data(), y.data(), qkv.data(), lse.data(), B, T, C, NH); }));
-  const double layernorm = static_cast<double>(2 * L + 1) *
+  const double attention = static_cast<double>(L) *
+      (time_call([&] { kernels::attention_flash_forward(y.data(), lse.data(), qkv.data(), B, T, C, NH); }) +
+       time_call([&] { kernels::attention_flash_backward(dqkv.data(), dy.data(), y.data(), qkv.data(), lse.data(), B, T, C, NH); }));
+  const double layernorm = static_cast<double>(norms) *
       (time_call([&] { kernels::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), bias.data(), N, C); }) +
        time_call([&] { kernels::layernorm_backward(dx.data(), dw.data(), dbias.data(), dy.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C); }));
   const double gelu = static_cast<double>(L) *
-      (time_call([&] { kernels::gelu_forward(y.data(), x.data(), N * 4 * C); }) +
-       time_call([&] { kernels::gelu_backward(dx.data(), dy.data(), x.data(), N * 4 * C); }));
+      (time_call([&] { kernels::gelu_forward(y.data(), x.data(), N * H); }) +
+       time_call([&] { kernels::gelu_backward(dx.data(), dy.data(), x.data(), N * H); }));
   const double softmax = time_call([&] { kernels::crossentropy_forward(losses.data(), dlogits.data(), logits.data(), ids.data(), N, V); }) +
                          time_call([&] { kernels::crossentropy_backward(logits.data(), dlogits.data(), ids.data(), 1.0f / N, N, V); });
   const double other = time_call([&] { kernels::embedding_forward(y.data(), ids.data(), w.data(), w.data(), B, T, C); }) +
@@ -109,6 +114,32 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, bool n
           {"embedding + residual adds", other}};
 }
 
+// --naive-attention: one layer's attention, forward + backward, with each
+// kernel pair called directly at the step's shapes (the training step always
+// runs the blockwise one), and the floats each keeps for backward.
+AttentionKernels compare_attention_kernels(const nn::GPTConfig& c, int64_t B) {
+  const int64_t T = c.block_size, C = c.n_embd, NH = c.n_head, N = B * T;
+  tg::Rng rng(3);
+  auto buf = [&](int64_t n) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (auto& x : v) x = static_cast<float>(rng.normal() * 0.1);
+    return v;
+  };
+  std::vector<float> qkv = buf(N * 3 * C), dqkv = buf(N * 3 * C), out = buf(N * C), dout = buf(N * C);
+  std::vector<float> lse = buf(B * NH * T), att = buf(B * NH * T * T), scratch = buf(B * NH * T * T);
+  AttentionKernels k;
+  k.blockwise_seconds =
+      time_call([&] { kernels::attention_flash_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH); }) +
+      time_call([&] { kernels::attention_flash_backward(dqkv.data(), dout.data(), out.data(), qkv.data(), lse.data(), B, T, C, NH); });
+  k.naive_seconds =
+      time_call([&] { kernels::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH); }) +
+      time_call([&] { kernels::attention_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH); });
+  k.blockwise_saved_bytes = B * NH * T * 4;      // each row's log-sum-exp
+  k.naive_saved_bytes = B * NH * T * T * 4;      // every probability
+  k.naive_scratch_bytes = B * NH * T * T * 4;    // backward's T×T scratch
+  return k;
+}
+
 }  // namespace
 
 BenchResult run_bench(const BenchOptions& o) {
@@ -117,11 +148,11 @@ BenchResult run_bench(const BenchOptions& o) {
   BenchResult r;
   r.sgemm_peak_flops = measure_sgemm_peak_flops();
 
-  nn::GPT model = nn::make_gpt(c);
+  nn::GPT model = nn::gpt_create(c);
   nn::gpt_init(model, 1);
   tg::Rng rng(2);
   std::vector<int32_t> inputs(static_cast<size_t>(B * T)), targets(inputs.size());
-  autograd::Arena arena(nn::training_arena_floats(c, B, o.naive_attention));
+  autograd::Arena arena(nn::training_arena_floats(c, B));
   autograd::Tape tape;
   AdamWConfig adamw;
   std::vector<double> step_times, opt_times;
@@ -135,9 +166,8 @@ BenchResult run_bench(const BenchOptions& o) {
     arena.reset();
     tape.clear();
     autograd::OpContext ctx{&arena, &tape};
-    ctx.naive_attention = o.naive_attention;
     autograd::Tensor logits = nn::gpt_forward(ctx, model, inputs.data(), B, T, rng.next_u64());
-    autograd::Tensor loss = autograd::cross_entropy(ctx, logits, targets.data());
+    autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), targets.data());
     tape.backward(loss, arena);
     const auto t_opt = Clock::now();
     const double norm = grad_norm(model.store);
@@ -162,15 +192,16 @@ BenchResult run_bench(const BenchOptions& o) {
   r.peak_rss_bytes = static_cast<int64_t>(ru.ru_maxrss) * 1024;
 
   if (o.profile) {
-    r.profile = profile_step(c, B, o.naive_attention);
+    r.profile = profile_step(c, B);
     r.profile.push_back({"optimizer (clip norm + AdamW + zero)", r.optimizer_seconds});
   }
+  if (o.naive_attention) r.attention = compare_attention_kernels(c, B);
   if (o.sample_tokens > 0) {
     // Room for prompt + new tokens without cropping (as PyTorch's loop in
     // bench_torch.py); the context length does not change the work per token.
     nn::GPTConfig sc = c;
     sc.block_size = std::max(c.block_size, o.prompt_tokens + o.sample_tokens);
-    nn::GPT smodel = nn::make_gpt(sc);
+    nn::GPT smodel = nn::gpt_create(sc);
     nn::gpt_init(smodel, 3);
     nn::Decoder dec(smodel);
     for (int64_t i = 0; i < o.prompt_tokens; ++i) dec.step(static_cast<int32_t>(i % c.vocab_size));

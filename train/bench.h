@@ -20,12 +20,20 @@ struct BenchOptions {
   int64_t prompt_tokens = 16;
   int64_t sample_tokens = 64;  // 0 skips the sampling measurement
   bool profile = true;
-  bool naive_attention = false;  // the T×T kernel instead of the blockwise one
+  bool naive_attention = false;  // also time the naive T×T attention kernels against the blockwise ones
 };
 
 struct ProfileEntry {
   std::string category;  // matmul, attention, layernorm, gelu, softmax/cross-entropy, ...
   double seconds = 0;    // per training step
+};
+
+// One layer's attention forward + backward, each kernel pair called directly.
+struct AttentionKernels {
+  double blockwise_seconds = 0, naive_seconds = 0;  // medians
+  int64_t blockwise_saved_bytes = 0;  // kept for backward: each row's log-sum-exp
+  int64_t naive_saved_bytes = 0;      // kept for backward: every T×T probability
+  int64_t naive_scratch_bytes = 0;    // the naive backward's T×T scratch
 };
 
 struct BenchResult {
@@ -40,6 +48,7 @@ struct BenchResult {
   double sample_tokens_per_s = 0;  // KV cache, batch 1
   double weight_bytes = 0;         // read once per sampled token
   double memory_bandwidth = 0;     // bytes/s, measured (large memcpy)
+  AttentionKernels attention;      // with naive_attention only
 };
 
 BenchResult run_bench(const BenchOptions& options);

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 namespace cli {
 

@@ -7,7 +7,7 @@
 
 #include "autograd/arena.h"
 #include "autograd/ops.h"
-#include "data/atomic_file.h"
+#include "autograd/base/atomic_file.h"
 #include "train/attention_report.h"
 #include "train/cli_util.h"
 #include "train/commands.h"
@@ -85,9 +85,9 @@ int cmd_attention(int argc, char** argv) {
   autograd::OpContext ctx{&arena, nullptr};
   nn::gpt_forward(ctx, lm.model, ids.data(), 1, T, 0, maps.probs.data());
 
-  data::atomic_write_file(json_path, viz::attention_json(maps));
-  data::atomic_write_file(html_path, viz::attention_html(maps));
-  if (svg) data::atomic_write_file(svg_path, viz::attention_head_svg(maps, layer, head));
+  tg::atomic_write_file(json_path, viz::attention_json(maps));
+  tg::atomic_write_file(html_path, viz::attention_html(maps));
+  if (svg) tg::atomic_write_file(svg_path, viz::attention_head_svg(maps, layer, head));
   std::printf("%lld tokens, %lld layers x %lld heads\nwrote %s\nwrote %s\n", static_cast<long long>(T),
               static_cast<long long>(c.n_layer), static_cast<long long>(c.n_head), json_path.c_str(),
               html_path.c_str());

@@ -1,12 +1,18 @@
 // `tapegpt bench`: training-step throughput, memory, a per-kernel time
 // profile and KV-cache sampling speed for one model shape (driven by
 // scripts/bench.sh, which also runs PyTorch side by side).
+#include <omp.h>
+
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 #include "autograd/kernels/blas_setup.h"
+#include "nn/params.h"
 #include "train/bench.h"
 #include "train/cli_util.h"
 #include "train/commands.h"
+#include "train/peak_flops.h"
 #include "train/presets.h"
 
 namespace cli {
@@ -24,13 +30,43 @@ nn::GPTConfig bench_shape(const std::string& name, int64_t* batch) {
 
 double mib(double bytes) { return bytes / (1024.0 * 1024.0); }
 
+// A profile category's JSON key: its first word ("softmax/cross-entropy" -> "softmax").
+std::string profile_key(const std::string& category) {
+  return category.substr(0, static_cast<size_t>(
+      std::find_if(category.begin(), category.end(), [](char ch) { return !std::isalnum(static_cast<unsigned char>(ch)); }) -
+      category.begin()));
+}
+
+// `--sgemm-rate`: OpenBLAS's own rate on square matrices, the ceiling
+// scripts/bench.sh divides both sides' model FLOP rates by.
+int print_sgemm_rate(bool json) {
+  const std::vector<train::SgemmRate> rates = train::measure_sgemm_rates();
+  double best = 0;
+  for (const train::SgemmRate& r : rates) best = std::max(best, r.median_flops);
+  if (json) {
+    std::printf("{\"sgemm_rate_gflops\":%.2f,\"sgemm_gflops_by_size\":{", best / 1e9);
+    for (size_t i = 0; i < rates.size(); ++i)
+      std::printf("%s\"%d\":%.2f", i ? "," : "", rates[i].n, rates[i].median_flops / 1e9);
+    std::printf("},\"threads\":%d,\"blas_core\":\"%s\",\"blas_build\":\"%s\",\"blas_split\":%s}\n",
+                omp_get_max_threads(), kernels::blas_core_name(), kernels::blas_build_name(),
+                kernels::blas_split_in_kernels() ? "true" : "false");
+    return 0;
+  }
+  std::printf("OpenBLAS sgemm, %d threads (%s), median of 7 calls per size:\n", omp_get_max_threads(),
+              kernels::blas_description().c_str());
+  for (const train::SgemmRate& r : rates) std::printf("  %d³: %.1f GFLOP/s\n", r.n, r.median_flops / 1e9);
+  std::printf("rate (best of the medians): %.1f GFLOP/s\n", best / 1e9);
+  return 0;
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
   cxxopts::Options opts("tapegpt bench",
                         "Measure training throughput, memory and where a step's time goes, plus\n"
                         "KV-cache sampling speed, on synthetic tokens.\n"
-                        "  tapegpt bench --shape S|M|G|demo [--batch-size B] [--block-size T] [--steps N]");
+                        "  tapegpt bench --shape S|M|G|demo [--batch-size B] [--block-size T] [--steps N]\n"
+                        "  tapegpt bench --sgemm-rate    (OpenBLAS's own rate, square 1024-2048)");
   opts.add_options()
       ("shape", "S, M, G (see BENCHMARKS.md) or a preset name", cxxopts::value<std::string>()->default_value("S"))
       ("batch-size", "sequences per step (default: the shape's)", cxxopts::value<int64_t>())
@@ -39,11 +75,19 @@ int cmd_bench(int argc, char** argv) {
       ("warmup", "untimed steps first", cxxopts::value<int64_t>()->default_value("3"))
       ("sample-tokens", "tokens to sample with the KV cache (0 = skip)", cxxopts::value<int64_t>()->default_value("64"))
       ("no-profile", "skip the per-kernel profile")
-      ("naive-attention", "use the naive T×T attention kernel instead of the blockwise one")
+      ("naive-attention", "also time one layer's naive T×T attention kernels against the blockwise ones")
+      ("sgemm-rate", "only measure OpenBLAS's sgemm rate: square 1024, 1536, 2048, median of 7 calls each")
       ("json", "one JSON object instead of text");
   add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
+  if (r.count("sgemm-rate")) {
+    for (const char* flag : {"shape", "batch-size", "block-size", "steps", "warmup", "sample-tokens", "no-profile",
+                             "naive-attention"})
+      if (r.count(flag))
+        throw tg::UsageError(std::string("--sgemm-rate measures only OpenBLAS's sgemm; drop --") + flag);
+    return print_sgemm_rate(r.count("json") > 0);
+  }
   train::BenchOptions o;
   o.model = bench_shape(get<std::string>(r, "shape"), &o.batch_size);
   if (r.count("batch-size")) o.batch_size = get<int64_t>(r, "batch-size");
@@ -67,17 +111,31 @@ int cmd_bench(int argc, char** argv) {
   const train::BenchResult b = train::run_bench(o);
   const double flops_tok = nn::training_flops_per_token(o.model);
   if (r.count("json")) {
-    std::printf("{\"shape\":\"%s\",\"batch\":%lld,\"T\":%lld,\"step_s\":%.6f,\"tokens_per_s\":%.1f,"
-                "\"model_gflops\":%.2f,\"sgemm_peak_gflops\":%.2f,\"optimizer_s\":%.6f,"
-                "\"peak_rss_mib\":%.1f,\"attention\":\"%s\",\"sample_tokens_per_s\":%.2f,\"blas_core\":\"%s\","
+    std::printf("{\"shape\":\"%s\",\"batch\":%lld,\"T\":%lld,\"threads\":%d,\"step_s\":%.6f,\"tokens_per_s\":%.1f,"
+                "\"flops_per_token\":%.0f,\"model_gflops\":%.2f,\"sgemm_peak_gflops\":%.2f,\"optimizer_s\":%.6f,"
+                "\"peak_rss_mib\":%.1f,\"sample_tokens_per_s\":%.2f,\"blas_core\":\"%s\","
                 "\"blas_build\":\"%s\",\"blas_split\":%s",
                 get<std::string>(r, "shape").c_str(), static_cast<long long>(o.batch_size),
-                static_cast<long long>(o.model.block_size), b.step_seconds, b.tokens_per_s,
-                b.model_flops_per_s / 1e9, b.sgemm_peak_flops / 1e9, b.optimizer_seconds,
-                mib(static_cast<double>(b.peak_rss_bytes)), o.naive_attention ? "naive" : "blockwise",
+                static_cast<long long>(o.model.block_size), omp_get_max_threads(), b.step_seconds, b.tokens_per_s,
+                flops_tok, b.model_flops_per_s / 1e9, b.sgemm_peak_flops / 1e9, b.optimizer_seconds,
+                mib(static_cast<double>(b.peak_rss_bytes)),
                 b.sample_tokens_per_s, kernels::blas_core_name(), kernels::blas_build_name(),
                 kernels::blas_split_in_kernels() ? "true" : "false");
-    for (const train::ProfileEntry& p : b.profile) std::printf(",\"profile_%s\":%.6f", p.category.substr(0, p.category.find(' ')).c_str(), p.seconds);
+    // Seconds per step by kernel category, for scripts to compare (the
+    // optimizer entry is the real step's; the rest are replayed kernels).
+    if (!b.profile.empty()) {
+      std::printf(",\"profile_s\":{");
+      for (size_t i = 0; i < b.profile.size(); ++i)
+        std::printf("%s\"%s\":%.6f", i ? "," : "", profile_key(b.profile[i].category).c_str(), b.profile[i].seconds);
+      std::printf("}");
+    }
+    if (o.naive_attention)
+      std::printf(",\"attention_blockwise_s\":%.6f,\"attention_naive_s\":%.6f,\"attention_blockwise_saved_mib\":%.3f,"
+                  "\"attention_naive_saved_mib\":%.1f,\"attention_naive_scratch_mib\":%.1f",
+                  b.attention.blockwise_seconds, b.attention.naive_seconds,
+                  mib(static_cast<double>(b.attention.blockwise_saved_bytes)),
+                  mib(static_cast<double>(b.attention.naive_saved_bytes)),
+                  mib(static_cast<double>(b.attention.naive_scratch_bytes)));
     std::printf("}\n");
     return 0;
   }
@@ -103,6 +161,14 @@ int cmd_bench(int argc, char** argv) {
     for (const train::ProfileEntry& p : b.profile)
       std::printf("  %-38s %8.4f s  %5.1f%%\n", p.category.c_str(), p.seconds, 100.0 * p.seconds / total);
   }
+  if (o.naive_attention)
+    std::printf("attention kernels alone, one layer forward + backward: blockwise %.4f s, naive %.4f s (%.2f× the blockwise time); "
+                "kept for backward: blockwise %.3f MiB, naive %.1f MiB plus %.1f MiB backward scratch\n",
+                b.attention.blockwise_seconds, b.attention.naive_seconds,
+                b.attention.naive_seconds / b.attention.blockwise_seconds,
+                mib(static_cast<double>(b.attention.blockwise_saved_bytes)),
+                mib(static_cast<double>(b.attention.naive_saved_bytes)),
+                mib(static_cast<double>(b.attention.naive_scratch_bytes)));
   if (b.sample_tokens_per_s > 0) {
     const double bound = b.memory_bandwidth / b.weight_bytes;
     std::printf("sampling (KV cache, batch 1, %lld-token prompt): %.1f tokens/s; reading the %.1f MiB of weights once "

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "data/atomic_file.h"
+#include "autograd/base/atomic_file.h"
 #include "train/cli_util.h"
 #include "train/commands.h"
 #include "train/embed.h"
@@ -121,7 +121,7 @@ int cmd_embed(int argc, char** argv) {
     const std::string title = get<std::string>(r, "ckpt") + ": " +
                               nn::pos_encoding_name(m.config.pos_encoding) + " positions 0-" +
                               std::to_string(T - 1);
-    data::atomic_write_file(out, viz::cosine_matrix_svg(viz::cosine_matrix(m.wpe.data, T, C), T, title));
+    tg::atomic_write_file(out, viz::cosine_matrix_svg(viz::cosine_matrix(m.wpe.data, T, C), T, title));
     std::printf("wrote %s\n", out.c_str());
   }
   return 0;

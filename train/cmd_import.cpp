@@ -6,7 +6,7 @@
 #include <limits>
 #include <map>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "checkpoints/checkpoint.h"
 #include "checkpoints/hf_gpt2.h"
 #include "checkpoints/safetensors.h"

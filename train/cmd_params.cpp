@@ -72,7 +72,7 @@ int cmd_params(int argc, char** argv) {
   if (r.count("block-size")) c.block_size = get<int64_t>(r, "block-size");
   if (r.count("no-bias")) c.bias = false;
   if (r.count("untied")) c.tied = false;
-  if (r.count("pos-encoding") && !nn::parse_pos_encoding(get<std::string>(r, "pos-encoding"), &c.pos_encoding))
+  if (r.count("pos-encoding") && !nn::pos_encoding_parse(get<std::string>(r, "pos-encoding"), &c.pos_encoding))
     throw tg::UsageError("--pos-encoding must be 'learned' or 'sinusoidal'");
   const std::string err = nn::config_error(c);
   if (!err.empty()) throw tg::UsageError(err);

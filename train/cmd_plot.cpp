@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "checkpoints/checkpoint.h"
-#include "data/atomic_file.h"
+#include "autograd/base/atomic_file.h"
 #include "train/cli_util.h"
 #include "train/commands.h"
 #include "train/output_files.h"
@@ -70,7 +70,7 @@ int cmd_plot(int argc, char** argv) {
     runs.push_back(viz::read_metrics(d + "/metrics.jsonl", d));
     runs.back().tokens_per_step = tokens_per_step(d);
   }
-  data::atomic_write_file(out, viz::loss_plot_svg(runs));
+  tg::atomic_write_file(out, viz::loss_plot_svg(runs));
   std::printf("wrote %s\n", out.c_str());
   return 0;
 }

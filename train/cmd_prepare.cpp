@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "data/prepare.h"
 #include "train/cli_util.h"
 #include "train/commands.h"

@@ -2,7 +2,7 @@
 // through the KV-cache decoder.
 #include <cstdio>
 
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 #include "nn/decode.h"
 #include "nn/sampling.h"
 #include "train/cli_util.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "checkpoints/checkpoint.h"
 #include "data/gpt2_vocab.h"
 #include "data/tokenizer.h"

@@ -5,8 +5,8 @@
 #include <limits>
 #include <set>
 
-#include "autograd/errors.h"
-#include "autograd/rng.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/rng.h"
 #include "checkpoints/checkpoint.h"
 #include "data/tokenizer_json.h"
 #include "nn/gpt.h"
@@ -107,10 +107,10 @@ train::TrainOptions options_from_flags(const cxxopts::ParseResult& r) {
   o.model.bias = !r.count("no-bias");
   o.model.tied = !r.count("untied");
   const std::string pos = get<std::string>(r, "pos-encoding");
-  if (!nn::parse_pos_encoding(pos, &o.model.pos_encoding))
+  if (!nn::pos_encoding_parse(pos, &o.model.pos_encoding))
     throw tg::UsageError("--pos-encoding must be 'learned' or 'sinusoidal' (got '" + pos + "')");
   const std::string gelu = get<std::string>(r, "gelu");
-  if (!nn::parse_gelu(gelu, &o.model.gelu))
+  if (!nn::gelu_parse(gelu, &o.model.gelu))
     throw tg::UsageError("--gelu must be 'tanh' or 'erf' (got '" + gelu + "')");
   o.batch_size = get<int64_t>(r, "batch-size");
   o.grad_accum = get<int64_t>(r, "grad-accum");
@@ -156,7 +156,7 @@ int start_run(const cxxopts::ParseResult& r) {
   const std::string err = train::options_error(o);
   if (!err.empty()) throw tg::UsageError(err);
   set_threads(o.threads);
-  nn::GPT model = nn::make_gpt(o.model);
+  nn::GPT model = nn::gpt_create(o.model);
   nn::gpt_init(model, o.seed);
   train::RunState state;
   state.rng_state = tg::Rng(o.seed ^ 0x7261696eULL).state();  // "rain": a stream apart from init
@@ -208,9 +208,9 @@ int resume_run(const cxxopts::ParseResult& r) {
                          " of max_steps " + std::to_string(o.max_steps) +
                          "); pass --max-steps N with N > " + std::to_string(step) + " to train further");
   set_threads(o.threads);
-  nn::GPT model = nn::make_gpt(o.model);
+  nn::GPT model = nn::gpt_create(o.model);
   model.store = std::move(ck.store);
-  nn::bind_views(model);
+  nn::gpt_bind_views(model);
   train::RunState state;
   state.step = step;
   state.tokens_seen = ck.meta.train.tokens_seen;

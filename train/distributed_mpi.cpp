@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "train/distributed.h"
 
 namespace train {

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "autograd/check.h"
+#include "autograd/base/check.h"
 #include "autograd/ops.h"
 
 namespace train {
@@ -81,7 +81,7 @@ EvalResult evaluate_tokens(const nn::GPT& model, const TokenSource& source,
     arena.reset();
     autograd::OpContext ctx{&arena, nullptr};
     autograd::Tensor logits = nn::gpt_forward(ctx, model, inputs.data(), B, len);
-    autograd::cross_entropy(ctx, logits, targets.data(), losses.data());
+    autograd::cross_entropy(ctx, std::move(logits), targets.data(), losses.data());
     for (int64_t b = 0; b < B; ++b) {
       const Window& w = windows[b];
       for (int64_t t = len - w.scored; t < len; ++t) {

@@ -18,7 +18,9 @@ namespace train {
 // L-1's gradients are final long before block 0's. A bucket (block L's
 // tensors, or the rest: embeddings, final LayerNorm, untied lm_head) is final
 // once the backward has run the earliest tape entry that reads one of its
-// tensors; its sum across ranks (MPI_Iallreduce) starts right then, while the
+// tensors: block L's first LayerNorm (ln_1, the tape's layernorm 2L in the
+// GPT forward's order), and the embedding (entry 0) for the rest. Its sum
+// across ranks (MPI_Iallreduce) starts right then, while the
 // backward goes on with the blocks below, and the optimizer waits for all of
 // them (Distributed::wait_sums). Last computed, first sent, as PyTorch DDP
 // and llm.c do. With two ranks each element is a + b either way, so the run
@@ -27,9 +29,10 @@ class GradBuckets {
  public:
   explicit GradBuckets(const nn::ParameterStore& store);
 
-  // Before the backward pass: finds, on the recorded tape, the entry after
-  // which each bucket is final. No heap allocation after the first step.
-  void plan(const autograd::Tape& tape, const float* grads);
+  // Before the backward pass: finds, on the GPT forward's tape, the entry
+  // after which each bucket is final; a tape of another shape sends every
+  // bucket at the end. No heap allocation.
+  void plan(const autograd::Tape& tape);
   // Called after tape entry i's backward: starts the buckets it completed
   // and lets MPI progress the ones already started.
   void entry_done(size_t i, Distributed& dist, float* grads);
@@ -50,7 +53,7 @@ class GradBuckets {
     std::vector<Range> ranges;  // contiguous runs of its tensors
     size_t ready_at = 0;        // tape index after which it is final
   };
-  std::vector<Bucket> buckets_;
+  std::vector<Bucket> buckets_;  // the rest first, then block 0, 1, ...
 };
 
 }  // namespace train

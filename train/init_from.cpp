@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
-#include "autograd/rng.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/rng.h"
 #include "checkpoints/checkpoint.h"
 #include "data/tokenizer_json.h"
 #include "nn/gpt.h"
@@ -96,12 +96,12 @@ int init_from_run(const cxxopts::ParseResult& r, train::TrainOptions o) {
   nn::GPT model;
   if (o.model.block_size == ck.meta.config.block_size) {
     // Gradients and moments are zero (not loaded): a fresh optimizer.
-    model = nn::make_gpt(o.model, std::move(ck.store));
+    model = nn::gpt_create(o.model, std::move(ck.store));
   } else {
     ck.store.grads.resize(0);  // only the weights are copied: free the rest first
     ck.store.m.resize(0);
     ck.store.v.resize(0);
-    model = nn::make_gpt(o.model);
+    model = nn::gpt_create(o.model);
     // A shorter context keeps the first block_size rows of wpe (row-major
     // [T, C]: a prefix of the buffer); every other tensor copies whole.
     for (const nn::ParamInfo& p : model.store.table) {

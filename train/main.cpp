@@ -8,7 +8,7 @@
 #include <new>
 #include <string>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "autograd/kernels/blas_setup.h"
 #include "train/commands.h"
 

@@ -7,14 +7,14 @@
 #include <cmath>
 #include <cstring>
 
-#include "autograd/errors.h"
-#include "checkpoints/atomic_file.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/atomic_file.h"
 
 namespace train {
 
 MetricsLog::MetricsLog(const std::string& path, bool fresh) : path_(path) {
   if (fresh) {
-    pending_ = std::make_unique<checkpoints::TempFile>(path);
+    pending_ = std::make_unique<tg::TempFile>(path);
     file_ = std::fopen(pending_->path().c_str(), "w");
     if (!file_)
       throw tg::DataError("cannot open " + pending_->path() + " for writing: " + std::strerror(errno) +

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-namespace checkpoints {
+namespace tg {
 class TempFile;
 }
 
@@ -36,7 +36,7 @@ class MetricsLog {
   void finish_line();  // ends it; on a failed write cuts it off and throws tg::DataError
   long line_start_ = -1;
   std::string path_;
-  std::unique_ptr<checkpoints::TempFile> pending_;  // fresh log not yet in place
+  std::unique_ptr<tg::TempFile> pending_;  // fresh log not yet in place
   std::FILE* file_ = nullptr;
 };
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <variant>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 namespace train {
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 namespace cli {
 

@@ -1,53 +1,84 @@
-// Parameter tables (see param_table.h).
+// Parameter tables (see param_table.h), read off nn's parameter table.
 #include "train/param_table.h"
+
+#include <algorithm>
+
+#include "nn/params.h"
 
 namespace train {
 
 namespace {
 
-std::string dims(int64_t a, int64_t b) { return std::to_string(a) + "×" + std::to_string(b); }
-std::string dim(int64_t a) { return std::to_string(a); }
+using R = nn::ParamRole;
+
+std::string dims(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (int64_t d : shape) s += (s.empty() ? "" : "×") + std::to_string(d);
+  return s;
+}
+
+// One row for every table entry of the given roles: how many, the shape of
+// the first, their total size.
+ParamRow row(const nn::ParamLayout& layout, const std::string& kind, std::initializer_list<R> roles) {
+  ParamRow r{kind, 0, "", 0};
+  for (const nn::ParamInfo& p : layout.table)
+    if (std::find(roles.begin(), roles.end(), p.role) != roles.end()) {
+      if (r.matrices++ == 0) r.shape = dims(p.shape);
+      r.parameters += p.numel;
+    }
+  return r;
+}
+
+// c_attn's [3C, C] weights as n_head query, key and value matrices [C/n_head, C] each.
+void add_per_head_rows(std::vector<ParamRow>* rows, const nn::ParamLayout& layout, int64_t n_head,
+                       const char* const (&kinds)[3]) {
+  const ParamRow qkv = row(layout, "", {R::QkvWeight});
+  const std::vector<int64_t>& shape = layout.first(R::QkvWeight).shape;
+  for (const char* kind : kinds)
+    rows->push_back({kind, qkv.matrices * n_head, dims({shape[0] / 3 / n_head, shape[1]}), qkv.parameters / 3});
+}
+
+// A size in units of C: "C", "3C", or the number itself.
+std::string in_units_of(int64_t n, int64_t C) {
+  if (n == C) return "C";
+  return n % C == 0 ? std::to_string(n / C) + "C" : std::to_string(n);
+}
 
 }  // namespace
 
 std::vector<ParamRow> exact_param_rows(const nn::GPTConfig& c) {
-  const int64_t V = c.vocab_size, T = c.block_size, L = c.n_layer, NH = c.n_head, C = c.n_embd;
-  const int64_t HS = C / NH;
-  std::vector<ParamRow> rows = {
-      {"token embedding (wte)", 1, dims(V, C), V * C},
-  };
-  if (c.pos_encoding == nn::PosEncoding::Learned) rows.push_back({"positions (wpe)", 1, dims(T, C), T * C});
-  else rows.push_back({"positions (sinusoidal, fixed)", 0, dims(T, C), 0});
-  rows.push_back({"attention query (per head)", L * NH, dims(HS, C), L * NH * HS * C});
-  rows.push_back({"attention key (per head)", L * NH, dims(HS, C), L * NH * HS * C});
-  rows.push_back({"attention value (per head)", L * NH, dims(HS, C), L * NH * HS * C});
-  rows.push_back({"attention output (c_proj)", L, dims(C, C), L * C * C});
-  rows.push_back({"MLP up (c_fc)", L, dims(4 * C, C), L * 4 * C * C});
-  rows.push_back({"MLP down (c_proj)", L, dims(C, 4 * C), L * 4 * C * C});
-  const int64_t norms = 2 * L + 1;
-  rows.push_back({"LayerNorm weights", norms, dim(C), norms * C});
+  const nn::ParamLayout layout = nn::param_layout(c);
+  std::vector<ParamRow> rows = {row(layout, "token embedding (wte)", {R::TokenEmbedding})};
+  if (c.pos_encoding == nn::PosEncoding::Learned) rows.push_back(row(layout, "positions (wpe)", {R::PositionEmbedding}));
+  else rows.push_back({"positions (sinusoidal, fixed)", 0, dims({c.block_size, c.n_embd}), 0});
+  add_per_head_rows(&rows, layout, c.n_head,
+                    {"attention query (per head)", "attention key (per head)", "attention value (per head)"});
+  rows.push_back(row(layout, "attention output (c_proj)", {R::AttnProjWeight}));
+  rows.push_back(row(layout, "MLP up (c_fc)", {R::MlpUpWeight}));
+  rows.push_back(row(layout, "MLP down (c_proj)", {R::MlpDownWeight}));
+  rows.push_back(row(layout, "LayerNorm weights", {R::AttnNormWeight, R::MlpNormWeight, R::FinalNormWeight}));
   if (c.bias) {
-    rows.push_back({"LayerNorm biases", norms, dim(C), norms * C});
-    rows.push_back({"linear biases", 4 * L, "3C, C, 4C, C", L * (3 * C + C + 4 * C + C)});
+    rows.push_back(row(layout, "LayerNorm biases", {R::AttnNormBias, R::MlpNormBias, R::FinalNormBias}));
+    const std::initializer_list<R> linear = {R::QkvBias, R::AttnProjBias, R::MlpUpBias, R::MlpDownBias};
+    rows.push_back(row(layout, "linear biases", linear));
+    rows.back().shape.clear();  // a block's four sizes, e.g. "3C, C, 4C, C"
+    for (R r : linear)
+      rows.back().shape += (rows.back().shape.empty() ? "" : ", ") + in_units_of(layout.first(r).shape[0], c.n_embd);
   }
-  if (c.tied) rows.push_back({"unembedding (tied to wte)", 0, dims(V, C), 0});
-  else rows.push_back({"unembedding (lm_head)", 1, dims(V, C), V * C});
+  if (c.tied) rows.push_back({"unembedding (tied to wte)", 0, dims({c.vocab_size, c.n_embd}), 0});
+  else rows.push_back(row(layout, "unembedding (lm_head)", {R::OutputHead}));
   return rows;
 }
 
 std::vector<ParamRow> weight_matrix_rows(const nn::GPTConfig& c) {
-  const int64_t V = c.vocab_size, L = c.n_layer, NH = c.n_head, C = c.n_embd;
-  const int64_t HS = C / NH;
-  return {
-      {"token embedding", 1, dims(V, C), V * C},
-      {"query (per head)", L * NH, dims(HS, C), L * NH * HS * C},
-      {"key (per head)", L * NH, dims(HS, C), L * NH * HS * C},
-      {"value-down (per head)", L * NH, dims(HS, C), L * NH * HS * C},
-      {"attention output (value-up, all heads)", L, dims(C, C), L * C * C},
-      {"MLP up", L, dims(4 * C, C), L * 4 * C * C},
-      {"MLP down", L, dims(C, 4 * C), L * 4 * C * C},
-      {"unembedding", 1, dims(V, C), V * C},
-  };
+  const nn::ParamLayout layout = nn::param_layout(c);
+  std::vector<ParamRow> rows = {row(layout, "token embedding", {R::TokenEmbedding})};
+  add_per_head_rows(&rows, layout, c.n_head, {"query (per head)", "key (per head)", "value-down (per head)"});
+  rows.push_back(row(layout, "attention output (value-up, all heads)", {R::AttnProjWeight}));
+  rows.push_back(row(layout, "MLP up", {R::MlpUpWeight}));
+  rows.push_back(row(layout, "MLP down", {R::MlpDownWeight}));
+  rows.push_back(row(layout, "unembedding", {c.tied ? R::TokenEmbedding : R::OutputHead}));
+  return rows;
 }
 
 }  // namespace train

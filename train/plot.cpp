@@ -7,7 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "train/svg.h"
 
 namespace viz {

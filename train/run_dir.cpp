@@ -7,7 +7,7 @@
 #include <random>
 #include <system_error>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 
 namespace fs = std::filesystem;
 

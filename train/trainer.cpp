@@ -16,11 +16,11 @@
 #include <variant>
 #include <vector>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "autograd/kernels/blas_setup.h"
 #include "autograd/ops.h"
-#include "autograd/rng.h"
-#include "checkpoints/atomic_file.h"
+#include "autograd/base/rng.h"
+#include "autograd/base/atomic_file.h"
 #include "checkpoints/checkpoint.h"
 #include "data/sampler.h"
 #include "data/token_file.h"
@@ -170,10 +170,10 @@ double Trainer::train_step() {
     tape_.clear();
     autograd::OpContext ctx{&arena_, &tape_};
     autograd::Tensor logits = nn::gpt_forward(ctx, model_, inputs_.data(), B, T, dropout_seed);
-    autograd::Tensor loss = autograd::cross_entropy(ctx, logits, targets_.data());
+    autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), targets_.data());
     // Each micro-batch contributes 1/K of the averaged gradient.
     if (overlap && k == last_own) {  // the sums start during this backward
-      buckets_.plan(tape_, model_.store.grads.data());
+      buckets_.plan(tape_);
       tape_.backward(loss, arena_, 1.0f / static_cast<float>(K), after_entry_);
     } else {
       tape_.backward(loss, arena_, 1.0f / static_cast<float>(K));
@@ -247,7 +247,7 @@ void Trainer::save_full() {
   if (o_.keep == 0) return;
   const std::string periodic = o_.out_dir + "/" + periodic_name(state_.step);
   // Without hard links (some network or FAT filesystems) save it again.
-  if (!checkpoints::link_atomically(ckpt_path(), periodic)) save(periodic, true);
+  if (!tg::link_atomically(ckpt_path(), periodic)) save(periodic, true);
   prune_periodic(o_.out_dir, o_.keep, state_.step);
 }
 

@@ -67,6 +67,9 @@ void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n,
                    GeluKind kind = GeluKind::Tanh);
 
 // ---- causal multi-head self-attention --------------------------------------
+// The naive pair, which stores every T×T probability map: training runs the
+// blockwise pair (attention_flash.h); tests compare the two and
+// `tapegpt bench --naive-attention` times them, calling these directly.
 // qkv[B,T,3C] holds q, k, v side by side; head h owns channels h·HS…(h+1)·HS-1
 // of each. For every (b, h): scores = q·kᵀ/√HS with future positions set to
 // -∞ before a row-wise softmax, so att[b,h,t,:] sums to 1 and is exactly 0

@@ -1,6 +1,8 @@
 // The arena's reuse promise and the tape's bookkeeping.
 #include <catch2/catch.hpp>
 
+#include <string>
+
 #include "autograd/ops.h"
 
 using autograd::Arena;
@@ -40,5 +42,6 @@ TEST_CASE("ops record nothing without a tape or when no input needs a gradient",
   autograd::gelu(train, no_grad);
   CHECK(tape.size() == 0);
   autograd::gelu(train, with_grad);
-  CHECK(tape.size() == 1);
+  REQUIRE(tape.size() == 1);
+  CHECK(std::string(tape.op_name(0)) == "gelu");
 }

@@ -147,6 +147,33 @@ TEST_CASE("flash attention backward matches the reference and the naive kernel, 
   }
 }
 
+TEST_CASE("flash and naive attention agree with attention dropout, forward and backward",
+          "[kernels][flash][dropout]") {
+  // Note [Attention dropout]: both kernels draw the same mask from the
+  // position, so with the same seed they compute the same function. The
+  // flash one's gradient is checked through the tape (test_ops_gradcheck
+  // [attention]), so this also checks the naive one's.
+  tg::Rng rng(38);
+  const float p = 0.3f;
+  const uint64_t seed = 1234;
+  for (const Shape& sh : kShapes) {
+    const int64_t B = sh.B, T = sh.T, NH = sh.NH, C = sh.C();
+    INFO("B " << B << " T " << T << " NH " << NH << " HS " << sh.HS);
+    const FVec qkv = to_float(random_vector<double>(B * T * 3 * C, rng, 2.0));
+    const FVec dout = to_float(random_vector<double>(B * T * C, rng));
+    FVec fout(B * T * C), flse(B * NH * T), fdqkv(qkv.size(), 0.0f);
+    kernels::attention_flash_forward(fout.data(), flse.data(), qkv.data(), B, T, C, NH, p, seed);
+    kernels::attention_flash_backward(fdqkv.data(), dout.data(), fout.data(), qkv.data(),
+                                      flse.data(), B, T, C, NH, p, seed);
+    FVec nout(B * T * C), natt(B * NH * T * T), scratch(B * NH * T * T), ndqkv(qkv.size(), 0.0f);
+    kernels::attention_forward(nout.data(), natt.data(), qkv.data(), B, T, C, NH, p, seed);
+    kernels::attention_backward(ndqkv.data(), scratch.data(), dout.data(), qkv.data(), natt.data(),
+                                B, T, C, NH, p, seed);
+    require_close(fout, nout);
+    require_close(fdqkv, ndqkv);
+  }
+}
+
 TEST_CASE("flash backward with a null gradient does nothing", "[kernels][flash]") {
   const int64_t T = 3, C = 4, NH = 1;
   FVec qkv(T * 3 * C, 0.5f), out(T * C), lse(T), dout(T * C, 1.0f);

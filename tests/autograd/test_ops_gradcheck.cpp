@@ -1,6 +1,8 @@
 // Finite-difference checks of every op through the tape, in float32 as
 // training runs it: the forward is recorded, d(Σ out·r)/d out = r is seeded,
-// and the reverse replay must give the gradient of every input.
+// and the reverse replay must give the gradient of every input. One section
+// per op, tagged with its name: autograd/ops/<name>.cpp is the op, and
+// `test_autograd "[<name>]"` runs its check.
 //
 // Tolerance: with h = 1e-2 the truncation error h²·f'''/6 is ~2e-5 and the
 // float32 rounding of the double-accumulated projection is ~1e-6/2h = 5e-5,
@@ -91,7 +93,7 @@ void check_op(std::vector<Leaf*> leaves,
 
 }  // namespace
 
-TEST_CASE("embedding op gradients", "[gradcheck][ops]") {
+TEST_CASE("embedding op gradients", "[gradcheck][ops][embedding]") {
   tg::Rng rng(31);
   Leaf wte = make_leaf({6, 8}, rng), wpe = make_leaf({5, 8}, rng);
   std::vector<int32_t> ids = {0, 3, 3, 5, 1, 3, 0, 2};  // B=2, T=4, repeated ids
@@ -100,7 +102,7 @@ TEST_CASE("embedding op gradients", "[gradcheck][ops]") {
   }, rng);
 }
 
-TEST_CASE("add op gradients, including one tensor used twice", "[gradcheck][ops]") {
+TEST_CASE("add op gradients, including one tensor used twice", "[gradcheck][ops][add]") {
   tg::Rng rng(32);
   Leaf a = make_leaf({3, 5}, rng), b = make_leaf({3, 5}, rng);
   check_op({&a, &b}, [](OpContext& ctx, std::vector<Tensor>& v) {
@@ -109,7 +111,7 @@ TEST_CASE("add op gradients, including one tensor used twice", "[gradcheck][ops]
   }, rng);
 }
 
-TEST_CASE("linear op gradients, with and without bias", "[gradcheck][ops]") {
+TEST_CASE("linear op gradients, with and without bias", "[gradcheck][ops][linear]") {
   tg::Rng rng(33);
   Leaf x = make_leaf({2, 3, 7}, rng), w = make_leaf({5, 7}, rng, 0.5), b = make_leaf({5}, rng);
   check_op({&x, &w, &b}, [](OpContext& ctx, std::vector<Tensor>& v) {
@@ -120,7 +122,7 @@ TEST_CASE("linear op gradients, with and without bias", "[gradcheck][ops]") {
   }, rng);
 }
 
-TEST_CASE("layernorm op gradients", "[gradcheck][ops]") {
+TEST_CASE("layernorm op gradients", "[gradcheck][ops][layernorm]") {
   tg::Rng rng(34);
   Leaf x = make_leaf({4, 9}, rng, 2.0), w = make_leaf({9}, rng), b = make_leaf({9}, rng);
   check_op({&x, &w, &b}, [](OpContext& ctx, std::vector<Tensor>& v) {
@@ -128,7 +130,7 @@ TEST_CASE("layernorm op gradients", "[gradcheck][ops]") {
   }, rng);
 }
 
-TEST_CASE("gelu op gradients", "[gradcheck][ops]") {
+TEST_CASE("gelu op gradients", "[gradcheck][ops][gelu]") {
   tg::Rng rng(35);
   Leaf x = make_leaf({50}, rng, 2.0);
   check_op({&x}, [](OpContext& ctx, std::vector<Tensor>& v) { return autograd::gelu(ctx, v[0]); }, rng);
@@ -137,29 +139,25 @@ TEST_CASE("gelu op gradients", "[gradcheck][ops]") {
   }, rng);
 }
 
-TEST_CASE("attention op gradients, blockwise and naive kernels", "[gradcheck][ops]") {
+// The naive T×T kernels are compared with the blockwise ones directly, with
+// and without dropout, in test_attention_flash.cpp.
+TEST_CASE("attention op gradients", "[gradcheck][ops][attention]") {
   tg::Rng rng(36);
-  for (bool naive : {false, true}) {
-    Leaf qkv = make_leaf({2, 5, 3 * 8}, rng);
-    check_op({&qkv}, [naive](OpContext& ctx, std::vector<Tensor>& v) {
-      ctx.naive_attention = naive;
-      return autograd::attention(ctx, v[0], 2);
-    }, rng);
-  }
+  Leaf qkv = make_leaf({2, 5, 3 * 8}, rng);
+  check_op({&qkv}, [](OpContext& ctx, std::vector<Tensor>& v) {
+    return autograd::attention(ctx, v[0], 2);
+  }, rng);
 }
 
-TEST_CASE("attention op gradients with attention dropout, blockwise and naive", "[gradcheck][ops]") {
+TEST_CASE("attention op gradients with attention dropout", "[gradcheck][ops][attention]") {
   tg::Rng rng(39);
-  for (bool naive : {false, true}) {
-    Leaf qkv = make_leaf({2, 5, 3 * 8}, rng);
-    check_op({&qkv}, [naive](OpContext& ctx, std::vector<Tensor>& v) {
-      ctx.naive_attention = naive;
-      return autograd::attention(ctx, v[0], 2, 0.3f, 1234);
-    }, rng);
-  }
+  Leaf qkv = make_leaf({2, 5, 3 * 8}, rng);
+  check_op({&qkv}, [](OpContext& ctx, std::vector<Tensor>& v) {
+    return autograd::attention(ctx, v[0], 2, 0.3f, 1234);
+  }, rng);
 }
 
-TEST_CASE("dropout op gradients (fixed seed, so the mask is fixed)", "[gradcheck][ops]") {
+TEST_CASE("dropout op gradients (fixed seed, so the mask is fixed)", "[gradcheck][ops][dropout]") {
   tg::Rng rng(37);
   Leaf x = make_leaf({64}, rng);
   check_op({&x}, [](OpContext& ctx, std::vector<Tensor>& v) {
@@ -167,14 +165,15 @@ TEST_CASE("dropout op gradients (fixed seed, so the mask is fixed)", "[gradcheck
   }, rng);
 }
 
-TEST_CASE("cross-entropy op gradients (the mean loss)", "[gradcheck][ops]") {
+TEST_CASE("cross-entropy op gradients (the mean loss)", "[gradcheck][ops][cross_entropy]") {
   tg::Rng rng(38);
   Leaf logits = make_leaf({2, 3, 6}, rng, 2.0);
   std::vector<int32_t> targets = {0, 5, 2, 2, 1, 4};
   check_op({&logits}, [&](OpContext& ctx, std::vector<Tensor>& v) {
-    // The op overwrites its input with probabilities: work on a copy.
+    // The op takes its logits over (they receive the probabilities): give it
+    // a copy, logits + 0, so the leaf keeps its values.
     Tensor copy = autograd::add(ctx, v[0], autograd::tensor_view(ctx.arena->alloc_zeroed(v[0].numel()), nullptr, {v[0].numel()}));
-    return autograd::cross_entropy(ctx, copy, targets.data());
+    return autograd::cross_entropy(ctx, std::move(copy), targets.data());
   }, rng);
   std::printf("gradcheck(ops through the tape, float32, h=1e-2): worst error %.3g over %lld checks\n",
               stats().worst, static_cast<long long>(stats().checks));

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "tests/checkpoints/fixtures.h"
 
 using namespace checkpoints_test;

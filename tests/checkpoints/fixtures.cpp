@@ -12,8 +12,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "autograd/errors.h"
-#include "autograd/rng.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/rng.h"
 
 namespace checkpoints_test {
 
@@ -47,7 +47,7 @@ const float* buffer_of(const nn::ParameterStore& s, Buffer which) {
 }  // namespace
 
 nn::ParameterStore filled_store(const nn::GPTConfig& config, uint64_t seed) {
-  nn::ParameterStore s = nn::make_parameter_store(config);
+  nn::ParameterStore s = nn::parameter_store_create(config);
   tg::Rng rng(seed);
   for (const nn::ParamInfo& p : s.table)
     for (int64_t i = 0; i < p.numel; ++i) {

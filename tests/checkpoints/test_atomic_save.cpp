@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "tests/checkpoints/fixtures.h"
 #include "tests/support/no_skip.h"
 

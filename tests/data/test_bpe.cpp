@@ -4,8 +4,8 @@
 
 #include <chrono>
 
-#include "autograd/errors.h"
-#include "autograd/rng.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/rng.h"
 #include "data/bpe_train.h"
 #include "data/byte_split.h"
 #include "data/tokenizer.h"

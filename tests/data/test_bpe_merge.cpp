@@ -4,7 +4,7 @@
 
 #include <unordered_map>
 
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 #include "data/bpe_merge.h"
 #include "data/bpe_train.h"
 #include "data/gpt2_vocab.h"

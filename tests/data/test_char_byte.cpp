@@ -2,8 +2,8 @@
 // sampling prompt can hit (unknown character, invalid UTF-8).
 #include <catch2/catch.hpp>
 
-#include "autograd/errors.h"
-#include "autograd/rng.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/rng.h"
 #include "data/tokenizer.h"
 #include "test_util.h"
 

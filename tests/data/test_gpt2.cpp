@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "data/gpt2_vocab.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_json.h"

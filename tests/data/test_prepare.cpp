@@ -2,7 +2,7 @@
 // it should be, and bad inputs and flags give the right kind of error.
 #include <catch2/catch.hpp>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "data/prepare.h"
 #include "data/token_file.h"
 #include "data/tokenizer.h"

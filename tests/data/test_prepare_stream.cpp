@@ -10,7 +10,7 @@
 
 #include <random>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "data/block_cut.h"
 #include "data/bpe_train.h"
 #include "data/gpt2_split.h"

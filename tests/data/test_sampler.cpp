@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "autograd/errors.h"
-#include "autograd/rng.h"
+#include "autograd/base/errors.h"
+#include "autograd/base/rng.h"
 #include "data/sampler.h"
 #include "data/token_file.h"
 #include "test_util.h"

@@ -9,7 +9,7 @@
 #include <csignal>
 #include <cstring>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "data/token_file.h"
 #include "test_util.h"
 #include "tests/support/no_skip.h"

@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 #include "data/sampler.h"
 #include "data/token_file.h"
 #include "test_util.h"

@@ -2,7 +2,7 @@
 // checkpoint or tokenizer.json): every bad spec is a DataError, never a crash.
 #include <catch2/catch.hpp>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "data/bpe_train.h"
 #include "data/gpt2_vocab.h"
 #include "data/tokenizer.h"

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 #include "data/sampler.h"
 #include "data/test_util.h"
 #include "data/token_file.h"

@@ -8,8 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
 #include "checkpoints/checkpoint.h"
 #include "fuzz_input_file.h"
 

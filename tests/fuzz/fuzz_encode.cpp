@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
 #include "data/bpe_train.h"
 #include "data/gpt2_vocab.h"
 #include "data/tokenizer.h"

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
 #include "checkpoints/hf_gpt2.h"
 #include "checkpoints/safetensors.h"
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
 #include "data/token_file.h"
 #include "fuzz_input_file.h"
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "autograd/check.h"
-#include "autograd/errors.h"
+#include "autograd/base/check.h"
+#include "autograd/base/errors.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_json.h"
 

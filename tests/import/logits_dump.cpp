@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "autograd/arena.h"
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "autograd/ops.h"
 #include "checkpoints/checkpoint.h"
 #include "nn/gpt.h"
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   const int64_t B = std::atoll(argv[3]), T = std::atoll(argv[4]);
   try {
     checkpoints::Loaded ck = checkpoints::load_checkpoint(argv[1], false);
-    const nn::GPT model = nn::make_gpt(ck.meta.config, std::move(ck.store));
+    const nn::GPT model = nn::gpt_create(ck.meta.config, std::move(ck.store));
     std::ifstream in(argv[2], std::ios::binary);
     std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (B < 1 || T < 1 || T > model.config.block_size || static_cast<int64_t>(raw.size()) != B * T * 4) {

@@ -8,7 +8,7 @@
 #include <limits>
 #include <string>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "checkpoints/safetensors.h"
 
 namespace {

@@ -21,7 +21,7 @@ inline nn::GPTConfig tiny_config() {
 // Initialised with a larger spread than GPT-2's 0.02 so that every parameter
 // has a clearly non-zero gradient for finite differences to measure.
 inline nn::GPT tiny_model(const nn::GPTConfig& c, uint64_t seed = 7, float spread = 10.0f) {
-  nn::GPT m = nn::make_gpt(c);
+  nn::GPT m = nn::gpt_create(c);
   nn::gpt_init(m, seed);
   for (const nn::ParamInfo& p : m.store.table) {
     float* d = m.store.params.data() + p.offset;
@@ -57,7 +57,7 @@ inline double model_loss(const nn::GPT& m, const Batch& b, autograd::Arena& aren
   autograd::OpContext ctx{&arena, tape};
   autograd::Tensor logits = nn::gpt_forward(ctx, m, b.inputs.data(), b.B, b.T);
   std::vector<float> losses(static_cast<size_t>(b.B * b.T));
-  autograd::Tensor loss = autograd::cross_entropy(ctx, logits, b.targets.data(), losses.data());
+  autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), b.targets.data(), losses.data());
   if (loss_out) *loss_out = loss;
   double s = 0.0;
   for (float l : losses) s += l;

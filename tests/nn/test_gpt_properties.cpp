@@ -40,11 +40,11 @@ TEST_CASE("changing a future token changes no earlier logit or loss", "[model][m
   autograd::OpContext ctx{&arena, nullptr};
   std::vector<float> l1(b.T), l2(b.T);
   autograd::Tensor logits = nn::gpt_forward(ctx, m, b.inputs.data(), 1, b.T);
-  autograd::cross_entropy(ctx, logits, b.targets.data(), l1.data());
+  autograd::cross_entropy(ctx, std::move(logits), b.targets.data(), l1.data());
   Batch b2 = b;
   b2.targets[b.T - 1] = (b2.targets[b.T - 1] + 1) % static_cast<int32_t>(V);
   logits = nn::gpt_forward(ctx, m, b2.inputs.data(), 1, b.T);
-  autograd::cross_entropy(ctx, logits, b2.targets.data(), l2.data());
+  autograd::cross_entropy(ctx, std::move(logits), b2.targets.data(), l2.data());
   for (int64_t t = 0; t + 1 < b.T; ++t) CHECK(l1[t] == l2[t]);
 }
 
@@ -62,7 +62,7 @@ TEST_CASE("a tied embedding receives the embedding and the output-matrix gradien
   nn::GPTConfig c = testing::tiny_config();
   nn::GPT tied = testing::tiny_model(c);
   c.tied = false;
-  nn::GPT untied = nn::make_gpt(c);
+  nn::GPT untied = nn::gpt_create(c);
   // Same weights, with lm_head a copy of wte.
   for (const nn::ParamInfo& p : tied.store.table)
     std::copy_n(tied.store.params.data() + p.offset, p.numel, untied.store.param(p.name));
@@ -90,7 +90,7 @@ TEST_CASE("a tied embedding receives the embedding and the output-matrix gradien
 TEST_CASE("parameter names and shapes are nanoGPT's", "[model]") {
   nn::GPTConfig c = testing::tiny_config();
   c.tied = false;
-  const nn::ParameterStore s = nn::make_parameter_store(c);
+  const nn::ParameterStore s = nn::parameter_store_create(c);
   const int64_t C = c.n_embd;
   struct Want { const char* name; std::vector<int64_t> shape; };
   for (const Want& w : std::vector<Want>{
@@ -114,7 +114,7 @@ TEST_CASE("parameter names and shapes are nanoGPT's", "[model]") {
   CHECK(s.find("transformer.h.2.ln_1.weight") == nullptr);
   c.tied = true;
   c.bias = false;
-  const nn::ParameterStore t = nn::make_parameter_store(c);
+  const nn::ParameterStore t = nn::parameter_store_create(c);
   CHECK(t.find("lm_head.weight") == nullptr);
   CHECK(t.find("transformer.h.0.attn.c_attn.bias") == nullptr);
 }
@@ -126,7 +126,7 @@ TEST_CASE("GPT-2 initialisation statistics", "[model]") {
   c.n_layer = 4;
   c.n_head = 4;
   c.n_embd = 128;
-  nn::GPT m = nn::make_gpt(c);
+  nn::GPT m = nn::gpt_create(c);
   nn::gpt_init(m, 1234);
   auto stats = [&](const std::string& name) {
     const nn::ParamInfo* p = m.store.find(name);
@@ -143,7 +143,7 @@ TEST_CASE("GPT-2 initialisation statistics", "[model]") {
   CHECK(stats("transformer.h.0.attn.c_attn.bias") == std::make_pair(0.0, 0.0));
   CHECK(stats("transformer.h.0.ln_1.weight").first == 1.0);
   // Same seed, same weights; another seed, other weights.
-  nn::GPT again = nn::make_gpt(c);
+  nn::GPT again = nn::gpt_create(c);
   nn::gpt_init(again, 1234);
   CHECK(std::equal(m.store.params.data(), m.store.params.data() + m.store.total, again.store.params.data()));
   nn::gpt_init(again, 1235);

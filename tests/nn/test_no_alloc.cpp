@@ -35,7 +35,7 @@ void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); 
 TEST_CASE("a training step allocates nothing after the first", "[alloc]") {
   nn::GPTConfig c = testing::tiny_config();
   c.dropout = 0.1f;
-  nn::GPT m = nn::make_gpt(c);
+  nn::GPT m = nn::gpt_create(c);
   nn::gpt_init(m, 1);
   const testing::Batch b = testing::tiny_batch(4, c.block_size, c.vocab_size);
   autograd::Arena arena;
@@ -46,7 +46,7 @@ TEST_CASE("a training step allocates nothing after the first", "[alloc]") {
     tape.clear();
     autograd::OpContext ctx{&arena, &tape};
     autograd::Tensor logits = nn::gpt_forward(ctx, m, b.inputs.data(), b.B, b.T, 77);
-    autograd::Tensor loss = autograd::cross_entropy(ctx, logits, b.targets.data());
+    autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), b.targets.data());
     tape.backward(loss, arena);
     const double norm = std::sqrt(kernels::sum_squares(m.store.grads.data(), m.store.total));
     const float scale = norm > 1.0 ? static_cast<float>(1.0 / (norm + 1e-6)) : 1.0f;
@@ -66,7 +66,7 @@ TEST_CASE("the arena plan covers a training step exactly", "[alloc]") {
   for (float dropout : {0.0f, 0.1f}) {
     nn::GPTConfig c = testing::tiny_config();
     c.dropout = dropout;
-    nn::GPT m = nn::make_gpt(c);
+    nn::GPT m = nn::gpt_create(c);
     nn::gpt_init(m, 1);
     const testing::Batch b = testing::tiny_batch(3, c.block_size, c.vocab_size);
     const int64_t planned = nn::training_arena_floats(c, b.B);
@@ -74,7 +74,7 @@ TEST_CASE("the arena plan covers a training step exactly", "[alloc]") {
     autograd::Tape tape;
     autograd::OpContext ctx{&arena, &tape};
     autograd::Tensor logits = nn::gpt_forward(ctx, m, b.inputs.data(), b.B, b.T, 5);
-    autograd::Tensor loss = autograd::cross_entropy(ctx, logits, b.targets.data());
+    autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), b.targets.data());
     tape.backward(loss, arena);
     CHECK(arena.heap_allocations() == 1);  // the planned block sufficed
     CHECK(arena.peak_floats() == planned);  // and nothing of it was unused

@@ -29,7 +29,7 @@
 
 #include "autograd/arena.h"
 #include "autograd/ops.h"
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 #include "autograd/tape.h"
 #include "nn/config.h"
 #include "nn/gpt.h"
@@ -90,11 +90,11 @@ Options parse_options(int argc, char** argv) {
     else if (flag == "--bias") o.config.bias = parse_int(flag, v) != 0;
     else if (flag == "--tied") o.config.tied = parse_int(flag, v) != 0;
     else if (flag == "--pos") {
-      if (!nn::parse_pos_encoding(v, &o.config.pos_encoding))
+      if (!nn::pos_encoding_parse(v, &o.config.pos_encoding))
         usage_error("--pos wants 'learned' or 'sinusoidal', got '" + std::string(v) + "'");
     }
     else if (flag == "--gelu") {
-      if (!nn::parse_gelu(v, &o.config.gelu))
+      if (!nn::gelu_parse(v, &o.config.gelu))
         usage_error("--gelu wants 'tanh' or 'erf', got '" + std::string(v) + "'");
     }
     else if (flag == "--seed") o.seed = static_cast<uint64_t>(parse_int(flag, v));
@@ -173,7 +173,7 @@ float forward_backward(nn::GPT& m, const std::vector<int32_t>& inputs,
   autograd::Tensor logits = nn::gpt_forward(ctx, m, inputs.data(), B, T);
   // cross_entropy overwrites the logits with probabilities: copy them first.
   if (logits_out) logits_out->assign(logits.data, logits.data + logits.numel());
-  autograd::Tensor loss = autograd::cross_entropy(ctx, logits, targets.data());
+  autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), targets.data());
   const float value = loss.data[0];
   tape.backward(loss, arena);
   return value;
@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
   const Options o = parse_options(argc, argv);
   const nn::GPTConfig& c = o.config;
 
-  nn::GPT model = nn::make_gpt(c);
+  nn::GPT model = nn::gpt_create(c);
   nn::gpt_init(model, o.seed);
   spread_weights(model, o.spread, o.seed);
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/rng.h"
+#include "autograd/base/rng.h"
 
 namespace testing {
 

@@ -18,7 +18,7 @@ nn::GPT small_model() {
   c.n_layer = 1;
   c.n_head = 2;
   c.n_embd = 16;
-  nn::GPT m = nn::make_gpt(c);
+  nn::GPT m = nn::gpt_create(c);
   nn::gpt_init(m, 3);
   return m;
 }
@@ -46,7 +46,7 @@ TEST_CASE("non-overlapping windows score each of the N-1 targets once", "[eval]"
       autograd::OpContext ctx{&a, nullptr};
       autograd::Tensor logits = nn::gpt_forward(ctx, m, ids.data() + begin, 1, len);
       std::vector<float> losses(len);
-      autograd::cross_entropy(ctx, logits, ids.data() + begin + 1, losses.data());
+      autograd::cross_entropy(ctx, std::move(logits), ids.data() + begin + 1, losses.data());
       for (float l : losses) direct += l;
     }
     CHECK(r.loss_sum == Approx(direct).epsilon(1e-6));
@@ -83,7 +83,7 @@ TEST_CASE("sliding windows score each target once with up to block_size context"
     const int64_t len = t - begin;
     autograd::Tensor logits = nn::gpt_forward(ctx, m, ids.data() + begin, 1, len);
     std::vector<float> losses(len);
-    autograd::cross_entropy(ctx, logits, ids.data() + begin + 1, losses.data());
+    autograd::cross_entropy(ctx, std::move(logits), ids.data() + begin + 1, losses.data());
     direct += losses[len - 1];
   }
   CHECK(r.loss_sum == Approx(direct).epsilon(1e-5));

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "autograd/errors.h"
+#include "autograd/base/errors.h"
 #include "train/attention_report.h"
 #include "train/embed.h"
 #include "train/plot.h"

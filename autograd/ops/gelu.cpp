@@ -1,0 +1,30 @@
+// The GELU op, tanh (GPT-2's) or erf (PyTorch's nn.GELU()) form.
+// Gradient check: tests/autograd/test_ops_gradcheck.cpp [gelu].
+#include "autograd/ops/op_support.h"
+
+namespace autograd {
+
+namespace {
+
+struct GeluRecord {
+  static constexpr const char* kName = "gelu";
+  float* dx;
+  const float* dout;
+  const float* x;
+  int64_t n;
+  kernels::GeluKind kind;
+
+  void backward(Arena&) const { kernels::gelu_backward(dx, dout, x, n, kind); }
+};
+
+}  // namespace
+
+Tensor gelu(OpContext& ctx, const Tensor& x, kernels::GeluKind kind) {
+  const bool record = ctx.tape && x.needs_grad();
+  Tensor out = new_output(ctx, x, x.shape[x.ndim - 1], record);
+  kernels::gelu_forward(out.data, x.data, x.numel(), kind);
+  if (record) ctx.tape->record(GeluRecord{x.grad, out.grad, x.data, x.numel(), kind});
+  return out;
+}
+
+}  // namespace autograd

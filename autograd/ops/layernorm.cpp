@@ -1,0 +1,43 @@
+// The LayerNorm op over the last dimension (eps 1e-5), saving each row's
+// mean and 1/std for backward.
+// Gradient check: tests/autograd/test_ops_gradcheck.cpp [layernorm].
+#include "autograd/ops/op_support.h"
+
+namespace autograd {
+
+namespace {
+
+struct LayerNormRecord {
+  static constexpr const char* kName = "layernorm";
+  float* dx;  // any of the three may be null
+  float* dweight;
+  float* dbias;
+  const float* dout;
+  const float* x;
+  const float* weight;
+  const float* mean;  // [N], saved by the forward
+  const float* rstd;  // [N]
+  int64_t N, C;
+
+  void backward(Arena&) const {
+    kernels::layernorm_backward(dx, dweight, dbias, dout, x, weight, mean, rstd, N, C);
+  }
+};
+
+}  // namespace
+
+Tensor layernorm(OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const int64_t C = x.shape[x.ndim - 1], N = rows(x);
+  TG_CHECK(weight.numel() == C && (!bias.defined() || bias.numel() == C));
+  const bool record = ctx.tape && any_needs_grad(x, weight, bias);
+  Tensor out = new_output(ctx, x, C, record);
+  float* mean = ctx.arena->alloc(N);
+  float* rstd = ctx.arena->alloc(N);
+  kernels::layernorm_forward(out.data, mean, rstd, x.data, weight.data, bias.data, N, C);
+  if (record)
+    ctx.tape->record(LayerNormRecord{x.grad, weight.grad, bias.grad, out.grad, x.data,
+                                     weight.data, mean, rstd, N, C});
+  return out;
+}
+
+}  // namespace autograd

@@ -1,0 +1,174 @@
+// The parameter table: its count against nanoGPT's formula and GPT-2's known
+// sizes, its layout in the flat buffers, the views bound from it by role, and
+// the `tapegpt params` rows read off it. (Its names against PyTorch's
+// state_dict: test_param_names.py.)
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "model_fixture.h"
+#include "nn/gpt.h"
+#include "nn/params.h"
+#include "train/param_table.h"
+
+namespace {
+
+nn::GPTConfig config(bool tied, bool bias, nn::PosEncoding pos) {
+  nn::GPTConfig c = testing::tiny_config();
+  c.tied = tied;
+  c.bias = bias;
+  c.pos_encoding = pos;
+  return c;
+}
+
+// All eight tied/bias/position combinations.
+std::vector<nn::GPTConfig> every_variant() {
+  std::vector<nn::GPTConfig> out;
+  for (bool tied : {true, false})
+    for (bool bias : {true, false})
+      for (nn::PosEncoding pos : {nn::PosEncoding::Learned, nn::PosEncoding::Sinusoidal})
+        out.push_back(config(tied, bias, pos));
+  return out;
+}
+
+// Counted by hand, as nanoGPT's model builds it: per block ln_1, c_attn
+// (3C²), c_proj (C²), ln_2, c_fc (4C²), mlp.c_proj (4C²) and, with biases,
+// ln_1, ln_2 (C each) and the linear biases (3C + C + 4C + C).
+int64_t formula(const nn::GPTConfig& c) {
+  const int64_t V = c.vocab_size, T = c.block_size, C = c.n_embd, L = c.n_layer;
+  int64_t n = V * C + L * (12 * C * C + 2 * C) + C;
+  if (c.bias) n += L * (2 * C + 9 * C) + C;
+  if (c.pos_encoding == nn::PosEncoding::Learned) n += T * C;
+  if (!c.tied) n += V * C;
+  return n;
+}
+
+std::string describe(const nn::GPTConfig& c) {
+  return std::string(c.tied ? "tied" : "untied") + (c.bias ? ", bias" : ", no bias") + ", " +
+         nn::pos_encoding_name(c.pos_encoding);
+}
+
+}  // namespace
+
+TEST_CASE("the parameter table sums to the parameter count", "[params]") {
+  for (const nn::GPTConfig& c : every_variant()) {
+    INFO(describe(c));
+    const nn::ParamLayout layout = nn::param_layout(c);
+    int64_t sum = 0;
+    for (const nn::ParamInfo& p : layout.table) {
+      int64_t numel = 1;
+      for (int64_t d : p.shape) numel *= d;
+      CHECK(p.numel == numel);
+      sum += p.numel;
+    }
+    CHECK(sum == formula(c));
+    CHECK(layout.num_parameters() == sum);
+    CHECK(nn::gpt_create(c).num_parameters() == sum);
+    int64_t rows = 0;
+    for (const train::ParamRow& r : train::exact_param_rows(c)) rows += r.parameters;
+    CHECK(rows == sum);
+  }
+}
+
+TEST_CASE("GPT-2's published sizes", "[params]") {
+  // (n_layer, n_embd, parameters) of GPT-2 small, medium, large and XL with
+  // GPT-2's vocabulary, 1024 positions, biases and a tied head.
+  for (const auto& [L, C, n] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {12, 768, 124439808}, {24, 1024, 354823168}, {36, 1280, 774030080}, {48, 1600, 1557611200}}) {
+    nn::GPTConfig c;
+    c.vocab_size = 50257;
+    c.block_size = 1024;
+    c.n_layer = L;
+    c.n_head = C / 64;
+    c.n_embd = C;
+    CHECK(nn::param_layout(c).num_parameters() == n);
+  }
+}
+
+TEST_CASE("the layout: decayed tensors first, aligned, disjoint", "[params]") {
+  for (const nn::GPTConfig& c : every_variant()) {
+    INFO(describe(c));
+    const nn::ParamLayout layout = nn::param_layout(c);
+    std::vector<std::pair<int64_t, int64_t>> spans;
+    for (const nn::ParamInfo& p : layout.table) {
+      CHECK(p.decay == (p.shape.size() == 2));
+      CHECK(p.offset % 16 == 0);
+      CHECK((p.offset < layout.n_decay) == p.decay);
+      CHECK(p.offset + p.numel <= layout.total);
+      spans.emplace_back(p.offset, p.offset + p.numel);
+    }
+    std::sort(spans.begin(), spans.end());
+    for (size_t i = 1; i < spans.size(); ++i) CHECK(spans[i - 1].second <= spans[i].first);
+  }
+}
+
+TEST_CASE("one entry per role and layer; every block complete", "[params]") {
+  for (const nn::GPTConfig& c : every_variant()) {
+    INFO(describe(c));
+    const nn::ParamLayout layout = nn::param_layout(c);
+    std::set<std::pair<nn::ParamRole, int64_t>> seen;
+    std::vector<int> per_block(static_cast<size_t>(c.n_layer), 0);
+    for (const nn::ParamInfo& p : layout.table) {
+      CHECK(seen.insert({p.role, p.layer}).second);
+      CHECK(p.layer >= -1);
+      CHECK(p.layer < c.n_layer);
+      if (p.layer >= 0) {
+        CHECK(p.name.rfind("transformer.h." + std::to_string(p.layer) + ".", 0) == 0);
+        ++per_block[static_cast<size_t>(p.layer)];
+      }
+    }
+    for (int n : per_block) CHECK(n == (c.bias ? 12 : 6));
+  }
+}
+
+TEST_CASE("views are bound by role to their table entries", "[params]") {
+  for (const nn::GPTConfig& c : every_variant()) {
+    INFO(describe(c));
+    nn::GPT m = nn::gpt_create(c);
+    // Each name with the view the forward pass reads for it.
+    std::vector<std::pair<std::string, const nn::Tensor*>> want = {
+        {"transformer.wte.weight", &m.wte}, {"transformer.ln_f.weight", &m.ln_f_weight}};
+    if (c.pos_encoding == nn::PosEncoding::Learned) want.push_back({"transformer.wpe.weight", &m.wpe});
+    if (c.bias) want.push_back({"transformer.ln_f.bias", &m.ln_f_bias});
+    if (!c.tied) want.push_back({"lm_head.weight", &m.lm_head});
+    for (int64_t l = 0; l < c.n_layer; ++l) {
+      const std::string h = "transformer.h." + std::to_string(l) + ".";
+      const nn::BlockWeights& b = m.blocks[static_cast<size_t>(l)];
+      for (const auto& [name, view] : std::vector<std::pair<std::string, const nn::Tensor*>>{
+               {"ln_1.weight", &b.ln_1_weight}, {"attn.c_attn.weight", &b.c_attn_weight},
+               {"attn.c_proj.weight", &b.attn_proj_weight}, {"ln_2.weight", &b.ln_2_weight},
+               {"mlp.c_fc.weight", &b.c_fc_weight}, {"mlp.c_proj.weight", &b.mlp_proj_weight}})
+        want.push_back({h + name, view});
+      if (!c.bias) {
+        for (const nn::Tensor* t : {&b.ln_1_bias, &b.c_attn_bias, &b.attn_proj_bias, &b.ln_2_bias,
+                                    &b.c_fc_bias, &b.mlp_proj_bias})
+          CHECK(!t->defined());
+        continue;
+      }
+      for (const auto& [name, view] : std::vector<std::pair<std::string, const nn::Tensor*>>{
+               {"ln_1.bias", &b.ln_1_bias}, {"attn.c_attn.bias", &b.c_attn_bias},
+               {"attn.c_proj.bias", &b.attn_proj_bias}, {"ln_2.bias", &b.ln_2_bias},
+               {"mlp.c_fc.bias", &b.c_fc_bias}, {"mlp.c_proj.bias", &b.mlp_proj_bias}})
+        want.push_back({h + name, view});
+    }
+    CHECK(want.size() == m.store.table.size());
+    for (const auto& [name, view] : want) {
+      INFO(name);
+      const nn::ParamInfo* p = m.store.find(name);
+      REQUIRE(p != nullptr);
+      CHECK(view->data == m.store.params.data() + p->offset);
+      CHECK(view->grad == m.store.grads.data() + p->offset);
+      CHECK(std::vector<int64_t>(view->shape.begin(), view->shape.begin() + view->ndim) == p->shape);
+    }
+    if (c.tied) CHECK(m.lm_head.data == m.wte.data);
+    if (c.pos_encoding == nn::PosEncoding::Sinusoidal) {
+      CHECK(m.wpe.data == m.sinusoid.data());
+      CHECK(!m.wpe.needs_grad());
+    }
+  }
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""`tapegpt bench --json` and `--sgemm-rate --json` carry what scripts
+compare (profile split, FLOPs per token, OpenBLAS core and build), and
+`scripts/bench.sh --quick` runs end to end against PyTorch with a fair
+baseline (same OpenBLAS file, build, core and threads on both sides).
+Timings are not checked: only that they are there and positive.
+Run by CTest as: test_bench.py PATH/TO/tapegpt
+Without PyTorch (/usr/bin/python3 -c 'import torch') the bench.sh check
+skips, except under TAPEGPT_NO_SKIP=1, where it fails.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tests", "support"))
+import no_skip  # noqa: E402
+
+TAPEGPT = None
+TINY = ["--shape", "S", "--block-size", "16", "--batch-size", "2", "--steps", "1", "--warmup", "0",
+        "--sample-tokens", "4", "--threads", "2"]
+
+
+def bench(*args):
+    p = subprocess.run([TAPEGPT, "bench", *args], capture_output=True, text=True, timeout=300)
+    if p.returncode != 0:
+        raise AssertionError(f"tapegpt bench {' '.join(args)} failed ({p.returncode}):\n{p.stderr}")
+    return p.stdout
+
+
+class Bench(unittest.TestCase):
+    def test_json_has_the_profile_split(self):
+        r = json.loads(bench(*TINY, "--json"))
+        self.assertEqual((r["shape"], r["batch"], r["T"], r["threads"]), ("S", 2, 16, 2))
+        self.assertGreater(r["flops_per_token"], 0)
+        self.assertIn(r["blas_build"], ("openmp", "pthread", "serial"))
+        self.assertTrue(r["blas_core"])
+        self.assertEqual(set(r["profile_s"]),
+                         {"matmul", "attention", "layernorm", "gelu", "softmax", "embedding", "optimizer"})
+        self.assertTrue(all(v > 0 for v in r["profile_s"].values()))
+        self.assertNotIn("profile_s", json.loads(bench(*TINY, "--json", "--no-profile")))
+
+    def test_sgemm_rate(self):
+        r = json.loads(bench("--sgemm-rate", "--json", "--threads", "2"))
+        self.assertEqual(set(r["sgemm_gflops_by_size"]), {"1024", "1536", "2048"})
+        self.assertEqual(r["sgemm_rate_gflops"], max(r["sgemm_gflops_by_size"].values()))
+        self.assertEqual(r["threads"], 2)
+        self.assertIn("2048³", bench("--sgemm-rate", "--threads", "2"))
+        p = subprocess.run([TAPEGPT, "bench", "--sgemm-rate", "--shape", "G"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
+        self.assertEqual(p.stderr.strip().count("\n"), 0, p.stderr)
+        self.assertIn("drop --shape", p.stderr)
+
+    def test_bench_script_quick(self):
+        if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode != 0:
+            no_skip.skip_test_or_fail(self, "PyTorch is not installed for /usr/bin/python3")
+        with tempfile.TemporaryDirectory() as tmp:
+            env = dict(os.environ, TAPEGPT=TAPEGPT, THREADS="2", STEPS="1", WARMUP="0", SAMPLE_TOKENS="4")
+            p = subprocess.run(["bash", "scripts/bench.sh", "--quick", "--out", tmp], cwd=REPO, env=env,
+                               capture_output=True, text=True, timeout=900)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("QUICK RUN", p.stdout)
+            s = json.load(open(os.path.join(tmp, "summary.json")))
+            self.assertTrue(s["fairness"]["fair"], s["fairness"]["problems"])
+            row = s["shapes"]["S"]
+            self.assertGreater(row["speedup"], 0)
+            for side in ("tapegpt", "torch"):
+                self.assertGreater(row[side]["share_of_sgemm"], 0)
+                self.assertGreater(row[side]["sample_tokens_per_s"], 0)
+            self.assertGreater(s["sgemm"]["rate_gflops"], 0)
+            with open(os.path.join(tmp, "summary.md")) as f:
+                self.assertEqual(f.read(), p.stdout[p.stdout.index("**QUICK RUN"):])
+        bad = subprocess.run(["bash", "scripts/bench.sh", "--bogus"], cwd=REPO, capture_output=True, text=True)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("unknown argument '--bogus'", bad.stderr)
+
+
+if __name__ == "__main__":
+    TAPEGPT = os.path.abspath(sys.argv.pop(1))
+    unittest.main()

@@ -5,14 +5,18 @@
 
 namespace autograd {
 
-void Tape::backward(const Tensor& loss, Arena& arena, float seed) {
+void Tape::backward(const Tensor& loss, Arena& arena, float seed,
+                    const std::function<void(size_t)>& after_entry) {
   TG_CHECK(loss.numel() == 1 && loss.needs_grad());
   loss.grad[0] += seed;
-  replay_backward(arena);
+  replay_backward(arena, after_entry);
 }
 
-void Tape::replay_backward(Arena& arena) {
-  for (size_t i = entries_.size(); i-- > 0;) entries_[i].backward(entries_[i].record, arena);
+void Tape::replay_backward(Arena& arena, const std::function<void(size_t)>& after_entry) {
+  for (size_t i = entries_.size(); i-- > 0;) {
+    entries_[i].backward(entries_[i].record, arena);
+    if (after_entry) after_entry(i);
+  }
 }
 
 }  // namespace autograd

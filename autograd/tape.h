@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <new>
 #include <type_traits>
 #include <vector>
@@ -54,10 +55,13 @@ class Tape {
 
   // Seeds d(loss) = seed (1, or 1/K for K accumulated micro-batches) and
   // replays the tape in reverse. Scratch buffers come from `arena`.
-  void backward(const Tensor& loss, Arena& arena, float seed = 1.0f);
+  // `after_entry`, when given, is called with each entry's index right after
+  // its backward ran (the trainer starts gradient all-reduces from it).
+  void backward(const Tensor& loss, Arena& arena, float seed = 1.0f,
+                const std::function<void(size_t)>& after_entry = nullptr);
   // Replays the tape in reverse with output gradients the caller has already
   // seeded (e.g. a projection d(Σ out·r)/d out = r in gradient checks).
-  void replay_backward(Arena& arena);
+  void replay_backward(Arena& arena, const std::function<void(size_t)>& after_entry = nullptr);
 
  private:
   std::vector<TapeEntry> entries_;

@@ -42,13 +42,16 @@ void SequentialSampler::set_position(int64_t k) {
   position_ = k;
 }
 
-void SequentialSampler::fill(int32_t* inputs, int32_t* targets) {
+int64_t SequentialSampler::next_start() {
   const int64_t BT = B_ * T_;
   // Past the end (or a position saved against a longer file): start over.
   if (position_ > (file_.size() - 1) / BT || position_ * BT + BT + 1 > file_.size()) position_ = 0;
-  const int64_t start = position_ * BT;
+  return BT * position_++;
+}
+
+void SequentialSampler::fill(int32_t* inputs, int32_t* targets) {
+  const int64_t start = next_start();
   for (int64_t b = 0; b < B_; ++b) fill_row(file_, start + b * T_, T_, inputs + b * T_, targets + b * T_);
-  ++position_;
 }
 
 RandomSampler::RandomSampler(const TokenFile& file, int64_t B, int64_t T) : file_(file), B_(B), T_(T) {
@@ -61,6 +64,11 @@ void RandomSampler::fill(int32_t* inputs, int32_t* targets, tg::Rng& rng) {
     const auto start = static_cast<int64_t>(rng.below(starts));
     fill_row(file_, start, T_, inputs + b * T_, targets + b * T_);
   }
+}
+
+void RandomSampler::skip(tg::Rng& rng) {
+  const auto starts = static_cast<uint64_t>(file_.size() - T_);
+  for (int64_t b = 0; b < B_; ++b) rng.below(starts);
 }
 
 }  // namespace data

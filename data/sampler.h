@@ -22,11 +22,16 @@ class SequentialSampler {
   SequentialSampler(const TokenFile& file, int64_t B, int64_t T);
 
   void fill(int32_t* inputs, int32_t* targets);
+  // Moves on exactly as fill() would, reading nothing: a data-parallel rank
+  // skips the micro-batches of the other ranks (Note [Data-parallel sharding]
+  // in train/distributed.h).
+  void skip() { next_start(); }
   int64_t position() const { return position_; }
   // Throws tg::DataError for a negative position (e.g. from a corrupt checkpoint).
   void set_position(int64_t k);
 
  private:
+  int64_t next_start();  // the batch's first token; advances the position
   const TokenFile& file_;
   int64_t B_, T_;
   int64_t position_ = 0;
@@ -42,6 +47,8 @@ class RandomSampler {
   RandomSampler(const TokenFile& file, int64_t B, int64_t T);
 
   void fill(int32_t* inputs, int32_t* targets, tg::Rng& rng);
+  // Draws from rng exactly what fill() would, reading nothing.
+  void skip(tg::Rng& rng);
 
  private:
   const TokenFile& file_;

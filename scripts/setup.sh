@@ -14,6 +14,7 @@ PACKAGES=(
   libpcre2-dev nlohmann-json3-dev
   mount  # mount/umount: the tmpfs disk-full tests (unshare is in essential util-linux)
   zlib1g-dev liblzma-dev libzstd-dev
+  libopenmpi-dev openmpi-bin  # mpirun -np N tapegpt train: data parallelism (tests/distributed)
 )
 # Optional cross-check tools (PyTorch parity, h5py round trips): only with
 # TAPEGPT_WITH_TORCH=1, since they are large and the core needs none of them.

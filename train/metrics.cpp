@@ -71,7 +71,7 @@ void put_number(std::FILE* f, const char* key, double v) {
 }  // namespace
 
 void MetricsLog::log_step(int64_t step, double loss, double lr, double grad_norm,
-                          double tokens_per_s, double elapsed_s) {
+                          double tokens_per_s, double elapsed_s, int world_size, double allreduce_s) {
   begin_line();
   std::fprintf(file_, "{\"step\":%lld", static_cast<long long>(step));
   put_number(file_, "loss", loss);
@@ -79,6 +79,8 @@ void MetricsLog::log_step(int64_t step, double loss, double lr, double grad_norm
   put_number(file_, "grad_norm", grad_norm);
   put_number(file_, "tokens_per_s", tokens_per_s);
   put_number(file_, "elapsed_s", elapsed_s);
+  std::fprintf(file_, ",\"world_size\":%d", world_size);
+  put_number(file_, "allreduce_s", allreduce_s);
   finish_line();
 }
 
@@ -103,10 +105,14 @@ std::string format_duration(double s) {
 }
 
 void ProgressLine::update(int64_t step, int64_t total, double loss, double tokens_per_s,
-                          double cpu_share, double eta_s) {
+                          double cpu_share, double eta_s, int world_size, double allreduce_share) {
   if (!enabled_) return;
-  std::fprintf(stderr, "\r\033[Kstep %lld/%lld | loss %.4f | %.0f tok/s | CPU %.0f%% of peak | ETA %s",
-               static_cast<long long>(step), static_cast<long long>(total), loss, tokens_per_s,
+  char ranks[64] = "";
+  if (world_size > 1)
+    std::snprintf(ranks, sizeof ranks, " | %d processes, all-reduce %.0f%%", world_size,
+                  100.0 * allreduce_share);
+  std::fprintf(stderr, "\r\033[Kstep %lld/%lld | loss %.4f | %.0f tok/s%s | CPU %.0f%% of peak | ETA %s",
+               static_cast<long long>(step), static_cast<long long>(total), loss, tokens_per_s, ranks,
                100.0 * cpu_share, format_duration(eta_s).c_str());
   std::fflush(stderr);
   drawn_ = true;

@@ -25,8 +25,10 @@ class MetricsLog {
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;
 
+  // world_size: processes training together (1 without mpirun);
+  // allreduce_s: this step's wait for the gradient all-reduce.
   void log_step(int64_t step, double loss, double lr, double grad_norm, double tokens_per_s,
-                double elapsed_s);
+                double elapsed_s, int world_size = 1, double allreduce_s = 0.0);
   void log_eval(int64_t step, double val_loss, double elapsed_s);
 
  private:
@@ -44,8 +46,10 @@ class ProgressLine {
  public:
   ProgressLine();
   bool enabled() const { return enabled_; }
+  // With several processes the line also shows N and the share of the step
+  // spent waiting for the all-reduce; tokens_per_s is the global rate.
   void update(int64_t step, int64_t total, double loss, double tokens_per_s, double cpu_share,
-              double eta_s);
+              double eta_s, int world_size = 1, double allreduce_share = 0.0);
   void clear();  // erase the line before ordinary output
 
  private:

@@ -14,6 +14,11 @@ TokenFileBatches::TokenFileBatches(const data::TokenFile& file, const std::strin
   }
 }
 
+void TokenFileBatches::skip(int32_t*, int32_t*, tg::Rng& rng) {
+  if (sequential_) sequential_->skip();
+  else random_->skip(rng);
+}
+
 void TokenFileBatches::fill(int32_t* inputs, int32_t* targets, tg::Rng& rng) {
   if (sequential_) sequential_->fill(inputs, targets);
   else random_->fill(inputs, targets, rng);

@@ -20,6 +20,8 @@ class TokenFileBatches : public BatchSource {
                    int64_t position);
 
   void fill(int32_t* inputs, int32_t* targets, tg::Rng& rng) override;
+  // The sampler moves on as fill() would, reading no tokens.
+  void skip(int32_t* inputs, int32_t* targets, tg::Rng& rng) override;
 
   // The sequential sampler's position, saved in checkpoints; the random
   // sampler keeps none and carries the one it was given.

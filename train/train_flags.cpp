@@ -45,6 +45,10 @@ std::vector<TrainFlag> make_table() {
        "write into a directory that holds another run: that run's checkpoints and metrics.jsonl are replaced "
        "once the new run logs its first step",
        T::Switch, "", true, -1, "", nullptr, nullptr},
+      {"no-overlap", "run",
+       "under mpirun: sum the gradients across processes after the backward pass, not block by block during "
+       "it (same result; for measuring)",
+       T::Switch, "", true, -1, "", [](O& o, const V& v) { o.overlap_allreduce = !as_int(v); }, nullptr},
 
       {"n-layer", "model", "transformer blocks", T::Int, text(m.n_layer), false, -1, "",
        [](O& o, const V& v) { o.model.n_layer = as_int(v); }, nullptr},

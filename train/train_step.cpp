@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <utility>
 
 #include "autograd/ops.h"
@@ -22,7 +23,15 @@ StepResult TrainStep::run(BatchSource& batches, tg::Rng& rng, const AdamWConfig&
   nn::ParameterStore& store = model_.store;  // gradients start at zero: the last step left them so
   StepResult r;
   double loss_sum = 0.0;
+  int64_t last_own = K - 1;  // this process's last micro-batch
+  while (reducer_ && last_own > 0 && !reducer_->runs_micro_batch(last_own, K)) --last_own;
   for (int64_t k = 0; k < K; ++k) {
+    if (reducer_ && !reducer_->runs_micro_batch(k, K)) {
+      // Another process's micro-batch: take its draws, read nothing.
+      batches.skip(inputs_.data(), targets_.data(), rng);
+      rng.next_u64();  // its dropout seed
+      continue;
+    }
     // 1. Sampler: one micro-batch, then its dropout seed, from the run's stream.
     batches.fill(inputs_.data(), targets_.data(), rng);
     const uint64_t dropout_seed = rng.next_u64();
@@ -34,13 +43,19 @@ StepResult TrainStep::run(BatchSource& batches, tg::Rng& rng, const AdamWConfig&
     // 3. Loss: mean cross-entropy over the B*T targets.
     autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), targets_.data());
     // 4. Backward: adds into store.grads, each micro-batch 1/K of the mean gradient.
-    tape_.backward(loss, arena_, 1.0f / static_cast<float>(K));
+    const std::function<void(size_t)>* after_entry =
+        reducer_ && k == last_own ? reducer_->during_last_backward(tape_) : nullptr;
+    if (after_entry) tape_.backward(loss, arena_, 1.0f / static_cast<float>(K), *after_entry);
+    else tape_.backward(loss, arena_, 1.0f / static_cast<float>(K));
     loss_sum += loss.data[0];
   }
-  r.loss = loss_sum / static_cast<double>(K);
 
   // 5. All-reduce across processes: Note [Gradient all-reduce seam].
-  if (reducer_) reducer_->reduce(store);
+  if (reducer_) {
+    reducer_->reduce(store);
+    loss_sum = reducer_->reduce_loss(loss_sum);
+  }
+  r.loss = loss_sum / static_cast<double>(K);
 
   // 6. Clip: the global norm decides the factor every gradient is scaled by.
   const auto t_opt = std::chrono::steady_clock::now();

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "autograd/arena.h"
@@ -24,17 +25,30 @@ class BatchSource {
   // Fills inputs[B*T] and targets[B*T] (row-major, B rows of T); may draw
   // from rng, the run's one random stream.
   virtual void fill(int32_t* inputs, int32_t* targets, tg::Rng& rng) = 0;
+  // Takes the draws fill() would take, for a micro-batch another process
+  // runs (Note [Data parallelism]); a source may skip reading the tokens.
+  virtual void skip(int32_t* inputs, int32_t* targets, tg::Rng& rng) { fill(inputs, targets, rng); }
 };
 
 // Note [Gradient all-reduce seam]: after the last micro-batch's backward
 // every process holds the gradient of its own batches in store.grads. Data-
-// parallel training averages them across processes right there, before the
+// parallel training sums them across processes right there, before the
 // norm is measured, so every process clips and updates identically. One
-// process has nothing to do (the default: no reducer).
+// process has nothing to do (the default: no reducer). A reducer may also
+// give each process its share of the K micro-batches, and start sums while
+// the last backward is still running (train/data_parallel.h).
 class GradientReducer {
  public:
   virtual ~GradientReducer() = default;
+  // Whether this process runs micro-batch k of K; the others are skipped.
+  virtual bool runs_micro_batch(int64_t /*k*/, int64_t /*K*/) const { return true; }
+  // Before the backward of this process's last micro-batch: a callback for
+  // the tape to call after each entry (null for none).
+  virtual const std::function<void(size_t)>* during_last_backward(const autograd::Tape&) { return nullptr; }
   virtual void reduce(nn::ParameterStore& store) = 0;
+  // The loss: this process's sum over its micro-batches in, the sum over
+  // all processes out.
+  virtual double reduce_loss(double local_loss_sum) { return local_loss_sum; }
 };
 
 struct StepShape {

@@ -3,14 +3,19 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "autograd/base/atomic_file.h"
@@ -19,7 +24,9 @@
 #include "autograd/kernels/blas_setup.h"
 #include "checkpoints/checkpoint.h"
 #include "data/token_file.h"
+#include "train/distributed.h"
 #include "train/evaluate.h"
+#include "train/data_parallel.h"
 #include "train/metrics.h"
 #include "train/peak_flops.h"
 #include "train/run_dir.h"
@@ -67,6 +74,14 @@ std::string finite_or_name(double v) {
   return buf;
 }
 
+// " (2 processes, all-reduce 12% of the step)" with several ranks, else "".
+std::string ranks_and_wait(int ranks, double reduce_share) {
+  if (ranks == 1) return "";
+  char buf[80];
+  std::snprintf(buf, sizeof buf, " (%d processes, all-reduce %.0f%% of the step)", ranks, 100.0 * reduce_share);
+  return buf;
+}
+
 std::string mib(int64_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
@@ -76,14 +91,19 @@ std::string mib(int64_t bytes) {
 class Trainer {
  public:
   Trainer(const TrainOptions& o, nn::GPT& model, const data::TokenizerSpec& tokenizer,
-          checkpoints::TrainState state)
+          checkpoints::TrainState state, Distributed& dist)
       : o_(o),
         model_(model),
         tokenizer_(tokenizer),
         state_(std::move(state)),
         train_file_(o.data_dir + "/train.bin"),
         val_file_(o.data_dir + "/val.bin"),
-        step_(model, StepShape{o.batch_size, model.config.block_size, o.grad_accum}) {
+        step_(model, StepShape{o.batch_size, model.config.block_size, o.grad_accum}),
+        dist_(dist) {
+    if (dist.size() > 1) {  // Note [Data parallelism]
+      data_parallel_ = std::make_unique<DataParallelReducer>(dist, model.store, o.overlap_allreduce);
+      step_.set_gradient_reducer(data_parallel_.get());
+    }
     const int64_t V = model.config.vocab_size, T = model.config.block_size;
     for (const data::TokenFile* f : {&train_file_, &val_file_})
       if (f->vocab_size() > V)
@@ -100,13 +120,13 @@ class Trainer {
   std::string data_hash() const { return train_file_.hash() + ":" + val_file_.hash(); }
 
   int run(bool resumed);
-  void set_gradient_reducer(GradientReducer* reducer) { step_.set_gradient_reducer(reducer); }
 
  private:
   double train_step();
   double validate();
   void save(const std::string& path, bool with_optimizer);
   void save_full();
+  void verify_replicas();
   std::string divergence_advice() const;
   std::string ckpt_path() const { return o_.out_dir + "/ckpt.h5"; }
 
@@ -119,6 +139,9 @@ class Trainer {
   tg::Rng rng_;
   TrainStep step_;
   double last_grad_norm_ = 0.0;
+  Distributed& dist_;
+  int nonfinite_rank_ = 0;  // the first rank whose own loss was not finite
+  std::unique_ptr<DataParallelReducer> data_parallel_;  // with several processes only
 };
 
 // One optimizer step (train_step.cpp) at the schedule's learning rate, then
@@ -127,7 +150,10 @@ double Trainer::train_step() {
   const float lr = static_cast<float>(lr_at(o_.schedule, state_.step));
   const StepResult r = step_.run(*batches_, rng_, o_.adamw, lr, state_.step + 1);
   last_grad_norm_ = r.grad_norm;
-  if (!r.applied) return NAN;
+  if (!r.applied) {
+    if (data_parallel_) nonfinite_rank_ = data_parallel_->first_nonfinite_rank();  // all ranks are here
+    return NAN;
+  }
   state_.step += 1;
   state_.tokens_seen += tokens_per_step(o_);
   state_.sampler_position = batches_->position();
@@ -146,6 +172,7 @@ double Trainer::validate() {
 }
 
 void Trainer::save(const std::string& path, bool with_optimizer) {
+  if (!dist_.root()) return;  // rank 0 alone writes the run's files
   checkpoints::Checkpoint meta;
   meta.config = model_.config;
   meta.train = state_;
@@ -169,12 +196,30 @@ void Trainer::save(const std::string& path, bool with_optimizer) {
 // periodic files beyond the newest N deleted, oldest first. A kill at any
 // point leaves ckpt.h5 complete and at least the N newest periodic files.
 void Trainer::save_full() {
+  verify_replicas();
+  if (!dist_.root()) return;
   save(ckpt_path(), true);
   if (o_.keep == 0) return;
   const std::string periodic = o_.out_dir + "/" + periodic_name(state_.step);
   // Without hard links (some network or FAT filesystems) save it again.
   if (!tg::link_atomically(ckpt_path(), periodic)) save(periodic, true);
   prune_periodic(o_.out_dir, o_.keep, state_.step);
+}
+
+// Every rank must hold the same weights and moments (Note [Data
+// parallelism]): their checksums are compared before rank 0 saves them.
+void Trainer::verify_replicas() {
+  if (dist_.size() == 1) return;
+  const nn::ParameterStore& s = model_.store;
+  const uint64_t sum = checksum_floats(s.v.data(), s.total,
+                                       checksum_floats(s.m.data(), s.total,
+                                                       checksum_floats(s.params.data(), s.total)));
+  const int other = dist_.first_rank_differing(sum);
+  if (other >= 0 && dist_.root())
+    throw tg::DataError("the weights or AdamW moments of rank " + std::to_string(other) +
+                        " differ from rank 0's at step " + std::to_string(state_.step) +
+                        " (the ranks no longer apply the same updates); nothing was saved over the "
+                        "last checkpoint, resume from it");
 }
 
 // Where to go back to after a divergence: the periodic checkpoints of this
@@ -198,9 +243,12 @@ std::string Trainer::divergence_advice() const {
 
 int Trainer::run(bool resumed) {
   const nn::GPTConfig& c = model_.config;
-  std::filesystem::create_directories(o_.out_dir);
-  MetricsLog metrics(o_.out_dir + "/metrics.jsonl", o_.replace_run);
-  bool old_run_retired = !o_.replace_run;
+  // Rank 0 alone writes the run's files; the others' stdout is /dev/null.
+  const bool root = dist_.root();
+  if (root) std::filesystem::create_directories(o_.out_dir);
+  std::unique_ptr<MetricsLog> metrics;
+  if (root) metrics = std::make_unique<MetricsLog>(o_.out_dir + "/metrics.jsonl", o_.replace_run);
+  bool old_run_retired = !o_.replace_run || !root;
 
   const MemoryEstimate mem = estimate_memory(model_, o_.batch_size);
   std::printf("model: %lld parameters (%lld layers, %lld heads, %lld wide, context %lld, vocab %lld)\n",
@@ -214,11 +262,17 @@ int Trainer::run(bool resumed) {
               static_cast<long long>(train_file_.size()), static_cast<long long>(val_file_.size()),
               static_cast<long long>(tokens_per_step(o_)), omp_get_max_threads());
   std::printf("OpenBLAS: %s\n", kernels::blas_description().c_str());
+  if (dist_.size() > 1)
+    std::printf("data parallel: %d processes, %lld micro-batches of %lld sequences each per step\n",
+                dist_.size(), static_cast<long long>(o_.grad_accum / dist_.size()),
+                static_cast<long long>(o_.batch_size));
 
   if (o_.max_steps == 0 && !resumed) {
     // No row will be logged: the old run's files, its log included, go now.
-    retire_old_run(o_.out_dir, o_.resumed_from);
-    std::filesystem::remove(o_.out_dir + "/metrics.jsonl");
+    if (root) {
+      retire_old_run(o_.out_dir, o_.resumed_from);
+      std::filesystem::remove(o_.out_dir + "/metrics.jsonl");
+    }
     save_full();
     std::printf("--max-steps 0: wrote the initialised model to %s\n", ckpt_path().c_str());
     return 0;
@@ -232,28 +286,37 @@ int Trainer::run(bool resumed) {
   ProgressLine progress;
   StopSignals signals;
   const auto t_start = std::chrono::steady_clock::now();
-  double tokens_per_s = 0.0;
-  bool saved_at_step = false;
+  double tokens_per_s = 0.0, reduce_share = 0.0;
+  bool saved_at_step = false, stop = false;
 
   while (state_.step < o_.max_steps) {
-    if (g_stop_signal) break;
+    // Every rank stops after the same step, whichever got the signal.
+    if ((stop = dist_.any(g_stop_signal != 0))) break;
     const auto t0 = std::chrono::steady_clock::now();
     const double loss = train_step();
     if (!std::isfinite(loss)) {
       progress.clear();
+      if (!root) return 1;  // rank 0 reports it
+      const std::string where = dist_.size() > 1 && nonfinite_rank_ < dist_.size()
+                                    ? " first on rank " + std::to_string(nonfinite_rank_)
+                                    : "";
       std::fprintf(stderr,
-                   "tapegpt train: error: the loss or gradient became non-finite at step %lld "
+                   "tapegpt train: error: the loss or gradient became non-finite at step %lld%s "
                    "(loss %s, grad norm %s); %s\n",
-                   static_cast<long long>(state_.step + 1), finite_or_name(loss).c_str(),
+                   static_cast<long long>(state_.step + 1), where.c_str(), finite_or_name(loss).c_str(),
                    finite_or_name(last_grad_norm_).c_str(), divergence_advice().c_str());
       return 1;
     }
     const double dt = seconds_since(t0);
     const double rate = static_cast<double>(tokens_per_step(o_)) / dt;
-    tokens_per_s = tokens_per_s == 0.0 ? rate : 0.9 * tokens_per_s + 0.1 * rate;
+    const bool first = tokens_per_s == 0.0;
+    tokens_per_s = first ? rate : 0.9 * tokens_per_s + 0.1 * rate;
+    const double reduce_s = dist_.take_reduce_seconds();
+    reduce_share = first ? reduce_s / dt : 0.9 * reduce_share + 0.1 * reduce_s / dt;
     const double elapsed = seconds_since(t_start);
-    metrics.log_step(state_.step, loss, lr_at(o_.schedule, state_.step - 1), last_grad_norm_, rate,
-                     elapsed);
+    if (metrics)
+      metrics->log_step(state_.step, loss, lr_at(o_.schedule, state_.step - 1), last_grad_norm_, rate,
+                        elapsed, dist_.size(), reduce_s);
     if (!old_run_retired) {  // the new metrics.jsonl is in place: the old run goes
       retire_old_run(o_.out_dir, o_.resumed_from);
       old_run_retired = true;
@@ -261,16 +324,17 @@ int Trainer::run(bool resumed) {
     const double eta = static_cast<double>(o_.max_steps - state_.step) *
                        static_cast<double>(tokens_per_step(o_)) / tokens_per_s;
     progress.update(state_.step, o_.max_steps, loss, tokens_per_s,
-                    tokens_per_s * flops_per_token / peak, eta);
+                    tokens_per_s * flops_per_token / peak, eta, dist_.size(), reduce_share);
     if (!progress.enabled() && (state_.step % 100 == 0 || state_.step == 1)) {
-      std::printf("step %lld/%lld loss %.4f %.0f tok/s\n", static_cast<long long>(state_.step),
-                  static_cast<long long>(o_.max_steps), loss, tokens_per_s);
+      std::printf("step %lld/%lld loss %.4f %.0f tok/s%s\n", static_cast<long long>(state_.step),
+                  static_cast<long long>(o_.max_steps), loss, tokens_per_s,
+                  ranks_and_wait(dist_.size(), reduce_share).c_str());
       std::fflush(stdout);
     }
     saved_at_step = false;
     if ((o_.eval_interval > 0 && state_.step % o_.eval_interval == 0) || state_.step == o_.max_steps) {
       const double val = validate();
-      metrics.log_eval(state_.step, val, seconds_since(t_start));
+      if (metrics) metrics->log_eval(state_.step, val, seconds_since(t_start));
       const bool best = val < state_.best_val_loss;
       if (best) state_.best_val_loss = val;
       progress.clear();
@@ -286,7 +350,7 @@ int Trainer::run(bool resumed) {
   }
   progress.clear();
   if (!saved_at_step) save_full();
-  if (g_stop_signal && state_.step < o_.max_steps) {
+  if (stop && state_.step < o_.max_steps) {
     std::printf("stopped by signal at step %lld; checkpoint saved. Resume with: tapegpt train --resume %s\n",
                 static_cast<long long>(state_.step), ckpt_path().c_str());
     return 0;
@@ -295,6 +359,23 @@ int Trainer::run(bool resumed) {
               static_cast<long long>(state_.step), static_cast<long long>(state_.tokens_seen),
               format_duration(seconds_since(t_start)).c_str(), ckpt_path().c_str());
   return 0;
+}
+
+// What every rank must agree on before the first step: data, flags, run
+// state and weights.
+uint64_t run_fingerprint(const std::string& data_hash, const TrainOptions& o, const checkpoints::TrainState& state,
+                         const nn::GPT& model) {
+  std::string text = data_hash + "|" + std::to_string(state.step) + "|" +
+                     std::to_string(state.sampler_position);
+  for (uint64_t w : state.rng_state) text += "|" + std::to_string(w);
+  for (const checkpoints::Flag& f : options_to_flags(o))
+    text += "|" + f.name + "=" + std::visit([](const auto& v) {
+              if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return v;
+              else return std::to_string(v);
+            }, f.value);
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+  return checksum_floats(model.store.params.data(), model.store.total, h);
 }
 
 }  // namespace
@@ -319,15 +400,30 @@ checkpoints::TrainState new_run_state(uint64_t seed) {
 
 int run_training(const TrainOptions& options, nn::GPT& model,
                  const data::TokenizerSpec& tokenizer, checkpoints::TrainState state, bool resumed,
-                 bool allow_data_change, GradientReducer* reducer) {
+                 bool allow_data_change) {
   const std::string resumed_data_hash = state.data_hash;
-  Trainer trainer(options, model, tokenizer, std::move(state));
-  trainer.set_gradient_reducer(reducer);
-  if (resumed && trainer.data_hash() != resumed_data_hash && !allow_data_change)
-    throw tg::UsageError("the token files in " + options.data_dir +
-                         " differ from the ones this run was trained on; pass --allow-data-change "
-                         "to resume on the new data anyway");
-  return trainer.run(resumed);
+  Distributed dist;  // Note [Data parallelism]; one process unless run by mpirun
+  if (options.threads == 0 && dist.local_size() > 1) {
+    // Ranks on one machine share its cores, unless --threads says otherwise.
+    const int threads = std::max(1, omp_get_num_procs() / dist.local_size());
+    omp_set_num_threads(threads);
+    kernels::set_blas_threads(threads);
+  }
+  std::unique_ptr<Trainer> trainer;
+  const bool agreed = dist.agree_setup([&] {
+    if (options.grad_accum % dist.size() != 0)
+      throw tg::UsageError("--grad-accum " + std::to_string(options.grad_accum) + " is not a multiple of the " +
+                           std::to_string(dist.size()) + " processes: each runs an equal share of a " +
+                           "step's micro-batches; change --grad-accum or mpirun's -np");
+    trainer = std::make_unique<Trainer>(options, model, tokenizer, state, dist);
+    if (resumed && trainer->data_hash() != resumed_data_hash && !allow_data_change)
+      throw tg::UsageError("the token files in " + options.data_dir +
+                           " differ from the ones this run was trained on; pass --allow-data-change "
+                           "to resume on the new data anyway");
+    return run_fingerprint(trainer->data_hash(), options, state, model);
+  });
+  if (!agreed) return 1;  // another rank reports why
+  return dist.run([&] { return trainer->run(resumed); });
 }
 
 }  // namespace train

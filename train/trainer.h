@@ -37,11 +37,12 @@ checkpoints::TrainState new_run_state(uint64_t seed);
 // graceful stop; 1 when training diverged). Throws tg::DataError on I/O
 // failures (the previous checkpoint is then still intact).
 // A resumed run (`resumed`) on token files other than state.data_hash says
-// is refused unless allow_data_change. `reducer`, when given, is called in
-// every step (Note [Gradient all-reduce seam] in train_step.h).
+// is refused unless allow_data_change. Under mpirun every process calls it
+// and they train together (Note [Data parallelism] in distributed.h; the
+// step's seam: Note [Gradient all-reduce seam] in train_step.h).
 int run_training(const TrainOptions& options, nn::GPT& model,
                  const data::TokenizerSpec& tokenizer, checkpoints::TrainState state, bool resumed,
-                 bool allow_data_change, GradientReducer* reducer = nullptr);
+                 bool allow_data_change);
 
 // Bytes the run will hold, for the estimate printed before the first step.
 struct MemoryEstimate {

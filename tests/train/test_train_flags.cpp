@@ -75,7 +75,7 @@ TEST_CASE("a resumed run may change only these flags", "[flags]") {
   for (const train::TrainFlag& f : train::train_flags())
     if (f.resumable) resumable.insert(f.name);
   CHECK(resumable == std::set<std::string>{"resume", "max-steps", "out", "lr", "eval-interval", "eval-steps",
-                                           "ckpt-interval", "keep", "overwrite", "allow-data-change"});
+                                           "ckpt-interval", "keep", "overwrite", "allow-data-change", "no-overlap"});
   REQUIRE(train::find_train_flag("batch-size") != nullptr);
   CHECK(train::find_train_flag("batch-size")->saved_as == "batch_size");
   CHECK(train::find_train_flag("") == nullptr);  // eps is saved but has no flag

@@ -1,0 +1,103 @@
+// Distributed: the processes of one `mpirun` job training one model by data
+// parallelism (Note [Data parallelism]). Built on MPI when CMake finds it
+// (distributed_mpi.cpp), else on a one-process stub (distributed_single.cpp);
+// a process not launched by mpirun is always one process, and every call is
+// then the identity, so a one-process run is exactly the run it always was.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+
+namespace train {
+
+// Note [Data parallelism]: every rank holds the whole model and optimizer.
+// The global batch is --batch-size B × --grad-accum K sequences whatever the
+// number N of processes; N must divide K, and rank r runs micro-batches
+// [r·K/N, (r+1)·K/N) of each step. Every rank walks the whole step's sampler
+// and RNG stream, reading only its own micro-batches and skipping the draws
+// of the others' (SequentialSampler::skip, RandomSampler::skip, the dropout
+// seed), so micro-batch i gets the same windows and dropout masks for any N,
+// and every rank ends the step holding the global sampler position and RNG
+// state: the ones a checkpoint saves, so a run resumes with any N.
+// Each backward is seeded with 1/K, so the ranks' gradient sum is the
+// one-process average; it is summed before the norm, clipping and AdamW, so
+// every rank applies the identical update (checked at every checkpoint by a
+// weight checksum). Only the order of float additions differs from one
+// process: there micro-batch k's gradient is added into the running sum
+// kernel by kernel, here each rank sums its own and MPI adds the ranks'
+// sums. The difference starts near one float32 ulp per step and AdamW
+// carries it on: tests/distributed/mpiutil.py states the measured bound.
+class Distributed {
+ public:
+  Distributed();  // joins the MPI job when launched by mpirun
+  ~Distributed();
+  Distributed(const Distributed&) = delete;
+  Distributed& operator=(const Distributed&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  bool root() const { return rank_ == 0; }
+  int local_size() const { return local_size_; }  // ranks on this machine
+
+  // Runs `setup` (which returns a fingerprint of what must be equal on every
+  // rank: token files, flags, run state) on every rank and agrees on the
+  // outcome in one collective. When ranks failed, the lowest of them rethrows
+  // its error (naming its rank unless all failed) and the others return
+  // false, to exit with code 1 quietly; when a fingerprint differs from rank
+  // 0's, rank 0 throws a tg::DataError naming that rank. One process: just
+  // setup(), exceptions untouched.
+  bool agree_setup(const std::function<uint64_t()>& setup);
+  // Runs the training. With several ranks, an exception on one of them
+  // prints one line naming the rank and the cause and ends every process of
+  // the job (MPI_Abort): none is left waiting in a collective.
+  int run(const std::function<int()>& body);
+
+  // Sums x over the ranks, in place; the wait is added to reduce_seconds().
+  void sum_in_place(float* x, int64_t n);
+  // The same without waiting (Note [All-reduce overlap] in grad_buckets.h):
+  // start_sum begins it, progress() lets MPI move started sums on while the
+  // caller computes, wait_sums() waits for all (the wait is added too).
+  // x must stay untouched until wait_sums() returns.
+  void start_sum(float* x, int64_t n);
+  void progress();
+  void wait_sums();
+  double sum(double v);
+  bool any(bool flag);
+  int first_rank_with(bool flag);  // size() when no rank has it
+  // The lowest rank whose value differs from rank 0's, or -1.
+  int first_rank_differing(uint64_t value);
+
+  // Seconds spent in sum_in_place since the last call.
+  double take_reduce_seconds() {
+    const double s = reduce_seconds_;
+    reduce_seconds_ = 0.0;
+    return s;
+  }
+
+ private:
+  int rank_ = 0, size_ = 1, local_size_ = 1;
+  bool mpi_ = false;
+  double reduce_seconds_ = 0.0;
+  struct Pending;  // sums started and not yet waited for (MPI requests)
+  std::unique_ptr<Pending> pending_;
+};
+
+// Whether micro-batch k of K belongs to `rank` of `size` (size divides K).
+inline bool owns_micro_batch(int64_t k, int64_t K, int rank, int size) {
+  return k / (K / size) == rank;
+}
+
+// FNV-1a over the bits of n floats (word by word), continuing from h: equal
+// buffers give equal checksums on every rank.
+inline uint64_t checksum_floats(const float* x, int64_t n, uint64_t h = 0xcbf29ce484222325ULL) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, x + i, sizeof bits);
+    h = (h ^ bits) * 0x100000001b3ULL;
+  }
+  return h;
+}
+
+}  // namespace train

@@ -1,0 +1,59 @@
+// Gradient buckets: the parameter gradients in groups of about one
+// transformer block, each summed across ranks as soon as the backward pass
+// has finished it (Note [All-reduce overlap]).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "autograd/tape.h"
+#include "nn/params.h"
+#include "train/distributed.h"
+
+namespace train {
+
+// Note [All-reduce overlap]: on each rank's last micro-batch of a step, the
+// backward pass walks the tape from the loss back to the embeddings, so block
+// L-1's gradients are final long before block 0's. A bucket (block L's
+// tensors, or the rest: embeddings, final LayerNorm, untied lm_head) is final
+// once the backward has run the earliest tape entry that reads one of its
+// tensors: block L's first LayerNorm (ln_1, the tape's layernorm 2L in the
+// GPT forward's order), and the embedding (entry 0) for the rest. Its sum
+// across ranks (MPI_Iallreduce) starts right then, while the
+// backward goes on with the blocks below, and the optimizer waits for all of
+// them (Distributed::wait_sums). Last computed, first sent, as PyTorch DDP
+// and llm.c do. With two ranks each element is a + b either way, so the run
+// is bit-identical to the blocking sum; `--no-overlap` keeps the latter.
+class GradBuckets {
+ public:
+  explicit GradBuckets(const nn::ParameterStore& store);
+
+  // Before the backward pass: finds, on the GPT forward's tape, the entry
+  // after which each bucket is final; a tape of another shape sends every
+  // bucket at the end. No heap allocation.
+  void plan(const autograd::Tape& tape);
+  // Called after tape entry i's backward: starts the buckets it completed
+  // and lets MPI progress the ones already started.
+  void entry_done(size_t i, Distributed& dist, float* grads);
+  size_t buckets() const { return buckets_.size(); }
+  size_t ready_at(size_t bucket) const { return buckets_[bucket].ready_at; }
+  int64_t elements() const {  // over all buckets: every gradient once
+    int64_t n = 0;
+    for (const Bucket& b : buckets_)
+      for (const Range& r : b.ranges) n += r.end - r.begin;
+    return n;
+  }
+
+ private:
+  struct Range {
+    int64_t begin, end;  // elements of the flat gradient buffer
+  };
+  struct Bucket {
+    std::vector<Range> ranges;  // contiguous runs of its tensors
+    size_t ready_at = 0;        // tape index after which it is final
+  };
+  std::vector<Bucket> buckets_;  // the rest first, then block 0, 1, ...
+};
+
+}  // namespace train

@@ -13,6 +13,8 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "autograd/base/errors.h"
@@ -71,6 +73,19 @@ Distributed::~Distributed() {
   if (mpi_) MPI_Finalize();
 }
 
+namespace {
+
+// A rank that leaves the reporting to another returns false, and its process
+// exits 1 at once; mpirun then stops the whole job, and may kill the reporter
+// before it has printed its line. So such a rank first gives the reporter
+// (which prints as soon as its exception reaches main) two seconds.
+bool quiet_exit_after_report() {
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  return false;
+}
+
+}  // namespace
+
 bool Distributed::agree_setup(const std::function<uint64_t()>& setup) {
   std::exception_ptr error;
   uint64_t fingerprint = 0;
@@ -93,13 +108,13 @@ bool Distributed::agree_setup(const std::function<uint64_t()>& setup) {
       ++failed;
     }
   if (first_failed >= 0) {
-    if (rank_ != first_failed) return false;
+    if (rank_ != first_failed) return quiet_exit_after_report();
     if (failed == size_) std::rethrow_exception(error);  // the same mistake everywhere
     rethrow_with_rank(error, rank_);
   }
   for (int r = 1; r < size_; ++r) {
     if (all[2 * r + 1] == all[1]) continue;
-    if (rank_ != 0) return false;
+    if (rank_ != 0) return quiet_exit_after_report();
     throw tg::DataError("rank " + std::to_string(r) +
                         " sees other token files, flags or checkpoint than rank 0; every rank must "
                         "run the same command line on identical data");

@@ -15,6 +15,7 @@
 #include "autograd/base/check.h"
 #include "autograd/base/errors.h"
 #include "autograd/base/atomic_file.h"
+#include "autograd/base/fnv.h"
 
 namespace data {
 namespace {
@@ -36,8 +37,8 @@ inline int32_t token_at(const unsigned char* p, int width, int64_t i) {
                               (static_cast<uint32_t>(q[2]) << 16) | (static_cast<uint32_t>(q[3]) << 24));
 }
 
-constexpr uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
-constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
+using tg::kFnvOffset;
+using tg::kFnvPrime;
 
 [[noreturn]] void bad_file(const std::string& path, const std::string& what) {
   throw tg::DataError("token file " + path + ": " + what + "; regenerate it with tapegpt prepare");

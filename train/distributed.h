@@ -10,6 +10,8 @@
 #include <functional>
 #include <memory>
 
+#include "autograd/base/fnv.h"
+
 namespace train {
 
 // Note [Data parallelism]: every rank holds the whole model and optimizer.
@@ -91,11 +93,11 @@ inline bool owns_micro_batch(int64_t k, int64_t K, int rank, int size) {
 
 // FNV-1a over the bits of n floats (word by word), continuing from h: equal
 // buffers give equal checksums on every rank.
-inline uint64_t checksum_floats(const float* x, int64_t n, uint64_t h = 0xcbf29ce484222325ULL) {
+inline uint64_t checksum_floats(const float* x, int64_t n, uint64_t h = tg::kFnvOffset) {
   for (int64_t i = 0; i < n; ++i) {
     uint32_t bits;
     std::memcpy(&bits, x + i, sizeof bits);
-    h = (h ^ bits) * 0x100000001b3ULL;
+    h = (h ^ bits) * tg::kFnvPrime;
   }
   return h;
 }

@@ -20,6 +20,7 @@
 
 #include "autograd/base/atomic_file.h"
 #include "autograd/base/errors.h"
+#include "autograd/base/fnv.h"
 #include "autograd/base/rng.h"
 #include "autograd/kernels/blas_setup.h"
 #include "checkpoints/checkpoint.h"
@@ -373,9 +374,7 @@ uint64_t run_fingerprint(const std::string& data_hash, const TrainOptions& o, co
               if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return v;
               else return std::to_string(v);
             }, f.value);
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
-  return checksum_floats(model.store.params.data(), model.store.total, h);
+  return checksum_floats(model.store.params.data(), model.store.total, tg::fnv1a(text.data(), text.size()));
 }
 
 }  // namespace

@@ -112,6 +112,13 @@ def summarise(args):
                                 peak_rss_mib=med(p, "peak_rss_mib"), sample_tokens_per_s=med(p, "sample_tokens_per_s"))
             row["speedup"] = row["torch"]["step_s"] / row["tapegpt"]["step_s"]
             row["speedup_rounds"] = [b["step_s"] / a["step_s"] for a, b in zip(t, p)]
+            # Note [Speed-up ceiling]: the speed-up tapegpt would show if every
+            # matmul ran at this run's sgemm rate and nothing else (attention,
+            # norms, the optimizer) cost any time: no implementation that
+            # calls this OpenBLAS can beat it against this PyTorch run.
+            mm = t[0].get("matmul_flops_per_token")
+            if mm and sgemm:
+                row["speedup_ceiling"] = row["torch"]["step_s"] / (mm * row["batch"] * row["T"] / (sgemm * 1e9))
             if row["tapegpt"]["sample_tokens_per_s"] and row["torch"]["sample_tokens_per_s"]:
                 row["sample_speedup"] = row["tapegpt"]["sample_tokens_per_s"] / row["torch"]["sample_tokens_per_s"]
         for side in ("tapegpt", "torch"):
@@ -148,17 +155,22 @@ def markdown(s):
           f"median over {len(g['rounds'])} rounds): **{g['rate_gflops']:.1f} GFLOP/s** ({sizes}; rounds "
           f"{', '.join(f'{r:.1f}' for r in g['rounds'])}); torch.mm on the same sizes: "
           f"{fmt(g['torch_mm_rate_gflops'], '.1f')} GFLOP/s.", ""]
-    L += ["| shape (B, T) | tapegpt ms/step | PyTorch ms/step | speed-up | per round | model GFLOP/s tapegpt / PyTorch "
+    L += ["| shape (B, T) | tapegpt ms/step | PyTorch ms/step | speed-up | per round | ceiling | model GFLOP/s tapegpt / PyTorch "
           "| % of sgemm rate tapegpt / PyTorch | optimizer share tapegpt / PyTorch | peak RSS MiB tapegpt / PyTorch |",
-          "|---|---|---|---|---|---|---|---|---|"]
+          "|---|---|---|---|---|---|---|---|---|---|"]
     for sh, r in s["shapes"].items():
         a, b = r["tapegpt"], r.get("torch")
         pct = lambda d: fmt(d and d["share_of_sgemm"] and 100 * d["share_of_sgemm"])
         L.append(f"| {sh} ({r['batch']}, {r['T']}) | {1e3 * a['step_s']:.1f} | {fmt(b and 1e3 * b['step_s'], '.1f')} "
                  f"| {fmt(r.get('speedup'), '.2f')}× | {' '.join(f'{x:.2f}' for x in r.get('speedup_rounds', []))} "
+                 f"| {fmt(r.get('speedup_ceiling'), '.2f')}× "
                  f"| {a['model_gflops']:.1f} / {fmt(b and b['model_gflops'], '.1f')} | {pct(a)}% / {pct(b)}% "
                  f"| {100 * a['optimizer_share']:.1f}% / {fmt(b and 100 * b['optimizer_share'], '.1f')}% "
                  f"| {a['peak_rss_mib']:.0f} / {fmt(b and b['peak_rss_mib'])} |")
+    L += ["", "Ceiling: PyTorch's step time over the time the step's matmuls alone (6 × matmul parameters × B × T FLOPs) "
+          "would take at the sgemm rate above, as if nothing else cost any time: the largest speed-up any "
+          "implementation calling this OpenBLAS could show against this PyTorch run (Note [Speed-up ceiling] in "
+          "scripts/bench_summary.py)."]
     L += ["", "| shape | sampling tok/s tapegpt | PyTorch | ratio |", "|---|---|---|---|"]
     for sh, r in s["shapes"].items():
         b = r.get("torch")

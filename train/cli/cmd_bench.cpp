@@ -112,12 +112,12 @@ int cmd_bench(int argc, char** argv) {
   const double flops_tok = nn::training_flops_per_token(o.model);
   if (r.count("json")) {
     std::printf("{\"shape\":\"%s\",\"batch\":%lld,\"T\":%lld,\"threads\":%d,\"step_s\":%.6f,\"tokens_per_s\":%.1f,"
-                "\"flops_per_token\":%.0f,\"model_gflops\":%.2f,\"sgemm_peak_gflops\":%.2f,\"optimizer_s\":%.6f,"
+                "\"flops_per_token\":%.0f,\"matmul_flops_per_token\":%.0f,\"model_gflops\":%.2f,\"sgemm_peak_gflops\":%.2f,\"optimizer_s\":%.6f,"
                 "\"peak_rss_mib\":%.1f,\"sample_tokens_per_s\":%.2f,\"blas_core\":\"%s\","
                 "\"blas_build\":\"%s\",\"blas_split\":%s",
                 get<std::string>(r, "shape").c_str(), static_cast<long long>(o.batch_size),
                 static_cast<long long>(o.model.block_size), omp_get_max_threads(), b.step_seconds, b.tokens_per_s,
-                flops_tok, b.model_flops_per_s / 1e9, b.sgemm_peak_flops / 1e9, b.optimizer_seconds,
+                flops_tok, 6.0 * static_cast<double>(nn::matmul_parameters(o.model)), b.model_flops_per_s / 1e9, b.sgemm_peak_flops / 1e9, b.optimizer_seconds,
                 mib(static_cast<double>(b.peak_rss_bytes)),
                 b.sample_tokens_per_s, kernels::blas_core_name(), kernels::blas_build_name(),
                 kernels::blas_split_in_kernels() ? "true" : "false");

@@ -103,6 +103,11 @@ def summarise(args):
                                 peak_rss_mib=med(t, "peak_rss_mib"), sample_tokens_per_s=med(t, "sample_tokens_per_s")))
         profile = {k: statistics.median(r["profile_s"][k] for r in t) for k in t[0].get("profile_s", {})}
         row["tapegpt"]["profile_s"] = profile
+        # The step's matmuls alone (the profile's replayed sgemm calls) as a
+        # share of the sgemm rate: how much better matmul shapes could give.
+        mm = t[0].get("matmul_flops_per_token")
+        if mm and sgemm and profile.get("matmul"):
+            row["tapegpt"]["matmul_share_of_sgemm"] = mm * row["batch"] * row["T"] / profile["matmul"] / (sgemm * 1e9)
         if p:
             if (p[0]["batch"], p[0]["T"]) != (row["batch"], row["T"]):
                 sys.exit(f"bench_summary.py: shape {sh}: tapegpt ran B={row['batch']} T={row['T']}, "
@@ -116,7 +121,6 @@ def summarise(args):
             # matmul ran at this run's sgemm rate and nothing else (attention,
             # norms, the optimizer) cost any time: no implementation that
             # calls this OpenBLAS can beat it against this PyTorch run.
-            mm = t[0].get("matmul_flops_per_token")
             if mm and sgemm:
                 row["speedup_ceiling"] = row["torch"]["step_s"] / (mm * row["batch"] * row["T"] / (sgemm * 1e9))
             if row["tapegpt"]["sample_tokens_per_s"] and row["torch"]["sample_tokens_per_s"]:
@@ -186,6 +190,9 @@ def markdown(s):
         for k in keys:
             L.append(f"| {k} | " + " | ".join(fmt(pr.get(k) and 100 * pr[k] / sum(pr.values()), '.1f') + "%"
                                                  for pr in profiled.values()) + " |")
+        L.append("| matmuls' own rate, % of sgemm rate | " + " | ".join(
+            fmt(s["shapes"][sh]["tapegpt"].get("matmul_share_of_sgemm") and
+                100 * s["shapes"][sh]["tapegpt"]["matmul_share_of_sgemm"]) + "%" for sh in profiled) + " |")
         L.append("| sum / measured step | " + " | ".join(
             f"{sum(pr.values()):.3f} / {s['shapes'][sh]['tapegpt']['step_s']:.3f} s" for sh, pr in profiled.items()) + " |")
     return "\n".join(L) + "\n"

@@ -1,6 +1,7 @@
-// block_mac (block_mac.h): c += a·b for attention's 64×64 blocks, with a tile
-// of c held in vector registers across the whole sum.
-#include "autograd/kernels/block_mac.h"
+// block_mac and block_transpose (block_kernels.h) for attention's 64×64
+// blocks: the product holds a tile of c in vector registers across the whole
+// sum; the transpose moves 16×16 squares through registers.
+#include "autograd/kernels/block_kernels.h"
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #include <immintrin.h>
@@ -22,11 +23,13 @@ namespace kernels {
 // one fma(a(i,x), b[x,j], c) per x in increasing x and is stored at the end,
 // the chain the plain loop compiled to with GCC's default -ffp-contract=fast
 // on an FMA target, so results are bit-identical to it (the fma is written
-// out, not left to contraction; tests/autograd/test_block_mac.cpp compares
+// out, not left to contraction; tests/autograd/test_block_kernels.cpp compares
 // every element with memcmp). Only the order across different elements
 // changed, which no result depends on. The last, partial vector of a row
 // (n not a multiple of the width) is read and written under a lane mask;
-// the masked-off lanes add zeros that are never stored.
+// the masked-off lanes add zeros that are never stored. Without AVX-512 or
+// AVX2 + FMA the plain loop remains, its multiply-add written as fused_mac.
+// block_transpose only moves floats, so q·kᵀ keeps its sums too.
 
 #if TAPEGPT_BLOCK_MAC_VECTOR
 namespace {
@@ -146,6 +149,86 @@ void block_mac(float* __restrict c, int64_t ldc, const float* __restrict a, int6
       for (int64_t j = 0; j < n; ++j) ci[j] = fused_mac(ax, bx[j], ci[j]);
     }
   }
+}
+
+#endif
+
+#if defined(__AVX512F__)
+
+// GCC 12's shuffle intrinsics pass `__m512 __Y = __Y;` (_mm512_undefined_ps)
+// as their unused merge source, which -Wmaybe-uninitialized reports wherever
+// they are inlined.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace {
+
+// The rows r[0…15] of a 16×16 square become its columns, in four rounds of
+// lane shuffles: pairs of floats, pairs of pairs, then 128-bit lanes twice.
+inline void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4g + q], 128-bit lane L: column 4L + q of rows 4g … 4g+3.
+#pragma GCC unroll 4
+  for (int g = 0; g < 4; ++g) {
+    const __m512d a = _mm512_castps_pd(t[4 * g]), b = _mm512_castps_pd(t[4 * g + 2]);
+    const __m512d c = _mm512_castps_pd(t[4 * g + 1]), d = _mm512_castps_pd(t[4 * g + 3]);
+    u[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+    u[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+    u[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
+    u[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
+  }
+  // Column 4L + q gathers lane L of u[q], u[4+q], u[8+q], u[12+q].
+#pragma GCC unroll 4
+  for (int q = 0; q < 4; ++q) {
+    const __m512 rows0to7_lanes01 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0x44);
+    const __m512 rows0to7_lanes23 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0xEE);
+    const __m512 rows8to15_lanes01 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0x44);
+    const __m512 rows8to15_lanes23 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0xEE);
+    r[q] = _mm512_shuffle_f32x4(rows0to7_lanes01, rows8to15_lanes01, 0x88);
+    r[4 + q] = _mm512_shuffle_f32x4(rows0to7_lanes01, rows8to15_lanes01, 0xDD);
+    r[8 + q] = _mm512_shuffle_f32x4(rows0to7_lanes23, rows8to15_lanes23, 0x88);
+    r[12 + q] = _mm512_shuffle_f32x4(rows0to7_lanes23, rows8to15_lanes23, 0xDD);
+  }
+}
+
+}  // namespace
+
+// Ragged squares (rows or cols not a multiple of 16) read zeros for the
+// missing rows and columns and write only the real ones.
+void block_transpose(float* __restrict dst, int64_t ldd, const float* __restrict src, int64_t lds,
+                     int64_t rows, int64_t cols) {
+  for (int64_t j0 = 0; j0 < rows; j0 += 16) {
+    const int64_t nr = rows - j0 < 16 ? rows - j0 : 16;
+    const __mmask16 row_lanes = static_cast<__mmask16>((1u << nr) - 1u);
+    for (int64_t c0 = 0; c0 < cols; c0 += 16) {
+      const int64_t nc = cols - c0 < 16 ? cols - c0 : 16;
+      const __mmask16 col_lanes = static_cast<__mmask16>((1u << nc) - 1u);
+      __m512 r[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i)
+        r[i] = i < nr ? _mm512_maskz_loadu_ps(col_lanes, src + (j0 + i) * lds + c0)
+                      : _mm512_setzero_ps();
+      transpose16(r);
+#pragma GCC unroll 16
+      for (int c = 0; c < 16; ++c)
+        if (c < nc) _mm512_mask_storeu_ps(dst + (c0 + c) * ldd + j0, row_lanes, r[c]);
+    }
+  }
+}
+
+#pragma GCC diagnostic pop
+
+#else
+
+void block_transpose(float* __restrict dst, int64_t ldd, const float* __restrict src, int64_t lds,
+                     int64_t rows, int64_t cols) {
+  for (int64_t j = 0; j < rows; ++j)
+    for (int64_t c = 0; c < cols; ++c) dst[c * ldd + j] = src[j * lds + c];
 }
 
 #endif

@@ -1,7 +1,8 @@
-// The block product under blockwise attention (internal header): a
-// register-blocked c += a·b over blocks of at most 64×64, whose every element
-// gets the same chain of fused multiply-adds as the plain triple loop
-// (Note [Attention micro-kernel] in block_mac.cpp).
+// The block kernels under blockwise attention (internal header): a
+// register-blocked product c += a·b over blocks of at most 64×64, whose every
+// element gets the same chain of fused multiply-adds as the plain triple loop
+// (Note [Attention micro-kernel] in block_kernels.cpp), and the transpose
+// that puts k's rows in the form the product wants.
 #pragma once
 
 #include <cstdint>
@@ -27,5 +28,9 @@ inline float fused_mac(float a, float b, float c) {
 void block_mac(float* __restrict c, int64_t ldc, const float* __restrict a, int64_t sai,
                int64_t sax, const float* __restrict b, int64_t ldb, int64_t m, int64_t n,
                int64_t k);
+
+// dst[c·ldd + j] = src[j·lds + c] for j < rows, c < cols (exact copies).
+void block_transpose(float* __restrict dst, int64_t ldd, const float* __restrict src, int64_t lds,
+                     int64_t rows, int64_t cols);
 
 }  // namespace kernels

@@ -1,7 +1,8 @@
-// block_mac, the register-blocked block product under blockwise attention,
-// against the plain one-element-at-a-time fma chain: bit for bit (memcmp) on
-// ragged shapes, with both a operand layouts and strided rows
-// (Note [Attention micro-kernel] in autograd/kernels/block_mac.cpp).
+// The block kernels under blockwise attention: block_mac against the plain
+// one-element-at-a-time fma chain, bit for bit (memcmp) on ragged shapes with
+// both a operand layouts and strided rows (Note [Attention micro-kernel] in
+// autograd/kernels/block_kernels.cpp), and block_transpose against the index
+// formula.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -9,7 +10,7 @@
 #include <vector>
 
 #include "autograd/base/rng.h"
-#include "autograd/kernels/block_mac.h"
+#include "autograd/kernels/block_kernels.h"
 #include "support/gradcheck.h"
 
 namespace {
@@ -102,4 +103,20 @@ TEST_CASE("the bit comparison sees a change of summation order", "[block_mac]") 
   reference_block_mac(reversed.data(), o.ldc, o.a.data(), o.sai, o.sax, o.b.data(), o.ldb, 64, 64, 64, true);
   kernels::block_mac(o.c.data(), o.ldc, o.a.data(), o.sai, o.sax, o.b.data(), o.ldb, 64, 64, 64);
   CHECK(std::memcmp(o.c.data(), reversed.data(), reversed.size() * sizeof(float)) != 0);
+}
+
+TEST_CASE("block_transpose copies every element to its mirrored place and nothing else",
+          "[block_mac]") {
+  tg::Rng rng(3);
+  for (int64_t rows : kSizes)
+    for (int64_t cols : kSizes) {
+      const int64_t lds = cols + 5, ldd = rows + 3;
+      const std::vector<float> src = testing::random_vector<float>(rows * lds, rng);
+      std::vector<float> dst = testing::random_vector<float>(cols * ldd, rng), want = dst;
+      for (int64_t j = 0; j < rows; ++j)
+        for (int64_t c = 0; c < cols; ++c) want[c * ldd + j] = src[j * lds + c];
+      kernels::block_transpose(dst.data(), ldd, src.data(), lds, rows, cols);
+      INFO("rows " << rows << " cols " << cols);
+      REQUIRE(std::memcmp(dst.data(), want.data(), want.size() * sizeof(float)) == 0);
+    }
 }

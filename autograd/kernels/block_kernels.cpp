@@ -90,6 +90,11 @@ void tile(float* __restrict c, int64_t ldc, const float* __restrict a, int64_t s
 #pragma GCC unroll 4
     for (int v = 0; v + 1 < NV; ++v) bv[v] = Lanes::load(bx + v * kWidth);
     bv[NV - 1] = Lanes::load(bx + (NV - 1) * kWidth, tail);
+    // Pins each b vector in a register: otherwise GCC folds the load into
+    // every row's fma, reading b kRows times per x, which measured slower
+    // in attention (where b comes from L2) though not on an L1-resident block.
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) asm("" : "+v"(bv[v]));
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) {
       const Vec ar = Lanes::broadcast(a[r * sai + x * sax]);

@@ -1,6 +1,9 @@
 // Blockwise causal attention (Note [Flash attention] in attention_flash.h):
 // online softmax over key blocks in the forward, recomputed probabilities in
-// the backward, with every product a hand loop over one 64×64 block.
+// the backward, with every product one call of block_mac, the register-blocked
+// micro-kernel of block_kernels.h, on blocks of at most 64×64 (Note
+// [Attention micro-kernel] in block_kernels.cpp: the same fma chain per
+// element as a plain loop, so the same bits).
 #include "autograd/kernels/attention_flash.h"
 
 #include <cmath>
@@ -8,6 +11,7 @@
 #include <cstring>
 #include <limits>
 
+#include "autograd/kernels/block_kernels.h"
 #include "autograd/kernels/dropout_mask.h"
 #include "autograd/kernels/fast_math.h"
 
@@ -58,36 +62,17 @@ inline float row_sum(const float* x, int64_t n) {
   return sum;
 }
 
-// c[i, 0…n) += Σ_{x<k} a(i, x)·b[x, 0…n) for i < m, where a(i, x) is
-// a[i·sai + x·sax] (a row-major operand has sax = 1, a transposed one
-// sai = 1). One row of c at a time, terms added in x order; the inner loop
-// runs along contiguous rows of b and c, so it vectorises. At 64×64×48 this
-// measured 2.3× faster than cblas_sgemm, whose per-call dispatch and packing
-// dominate at block sizes (12 vs 28 GFLOP/s on one core).
-void block_mac(float* __restrict c, int64_t ldc, const float* __restrict a, int64_t sai,
-               int64_t sax, const float* __restrict b, int64_t ldb, int64_t m, int64_t n,
-               int64_t k) {
-  for (int64_t i = 0; i < m; ++i) {
-    float* ci = c + i * ldc;
-    for (int64_t x = 0; x < k; ++x) {
-      const float ax = a[i * sai + x * sax];
-      const float* bx = b + x * ldb;
-      for (int64_t j = 0; j < n; ++j) ci[j] += ax * bx[j];
-    }
-  }
-}
-
 // s[i, j] = Σ_c q[i, c]·k[j, c] for i < mq, j < nk (s has row stride kBlock):
 // k's rows are transposed into kt 64 channels at a time so that the product
-// is block_mac's contiguous row form. kt holds kBlock·kBlock floats.
+// is block_mac's contiguous row form; each s element sums its channels in
+// order 0, 1, …, HS-1 from 0. kt holds kBlock·kBlock floats.
 void block_qkt(float* s, const float* q, int64_t ldq, const float* k, int64_t ldk, int64_t mq,
                int64_t nk, int64_t HS, float* kt) {
   for (int64_t i = 0; i < mq; ++i)
     for (int64_t j = 0; j < nk; ++j) s[i * kBlock + j] = 0.0f;
   for (int64_t c0 = 0; c0 < HS; c0 += kBlock) {
     const int64_t kc = HS - c0 < kBlock ? HS - c0 : kBlock;
-    for (int64_t j = 0; j < nk; ++j)
-      for (int64_t c = 0; c < kc; ++c) kt[c * kBlock + j] = k[j * ldk + c0 + c];
+    block_transpose(kt, kBlock, k + c0, ldk, nk, kc);
     block_mac(s, kBlock, q + c0, ldq, 1, kt, kBlock, mq, nk, kc);
   }
 }

@@ -19,11 +19,11 @@ struct GeluRecord {
 
 }  // namespace
 
-Tensor gelu(OpContext& ctx, const Tensor& x, kernels::GeluKind kind) {
-  const bool record = ctx.tape && x.needs_grad();
+Tensor gelu(const OpContext& ctx, const Tensor& x, kernels::GeluKind kind) {
+  const bool record = ctx.tape && any_needs_grad(x);
   Tensor out = new_output(ctx, x, x.shape[x.ndim - 1], record);
   kernels::gelu_forward(out.data, x.data, x.numel(), kind);
-  if (record) ctx.tape->record(GeluRecord{x.grad, out.grad, x.data, x.numel(), kind});
+  if (record) record_op(ctx, GeluRecord{x.grad, out.grad, x.data, x.numel(), kind}, out);
   return out;
 }
 

@@ -26,7 +26,7 @@ struct LayerNormRecord {
 
 }  // namespace
 
-Tensor layernorm(OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {
+Tensor layernorm(const OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t C = x.shape[x.ndim - 1], N = rows(x);
   TG_CHECK(weight.numel() == C && (!bias.defined() || bias.numel() == C));
   const bool record = ctx.tape && any_needs_grad(x, weight, bias);
@@ -35,8 +35,10 @@ Tensor layernorm(OpContext& ctx, const Tensor& x, const Tensor& weight, const Te
   float* rstd = ctx.arena->alloc(N);
   kernels::layernorm_forward(out.data, mean, rstd, x.data, weight.data, bias.data, N, C);
   if (record)
-    ctx.tape->record(LayerNormRecord{x.grad, weight.grad, bias.grad, out.grad, x.data,
-                                     weight.data, mean, rstd, N, C});
+    record_op(ctx,
+              LayerNormRecord{x.grad, weight.grad, bias.grad, out.grad, x.data, weight.data, mean,
+                              rstd, N, C},
+              out);
   return out;
 }
 

@@ -66,7 +66,8 @@ void gpt_init(GPT& model, uint64_t seed);
 
 // Floats one taped training step of gpt_forward + cross_entropy + backward
 // takes from the arena for a batch of B sequences of block_size tokens: the
-// activations, their gradients and what backward saves. Used to size the
+// activations, what backward saves, and four gradient buffers all layers
+// share (Note [GPT gradient buffers] in gpt.cpp). Exact: used to size the
 // arena up front, so even the first step allocates it once.
 int64_t training_arena_floats(const GPTConfig& config, int64_t B);
 
@@ -74,9 +75,11 @@ int64_t training_arena_floats(const GPTConfig& config, int64_t B);
 // recorded and dropout (if configured) acts where nanoGPT's does — after the
 // embeddings, on the attention probabilities, on both residual branches —
 // with seeds drawn from dropout_seed; without one this is plain inference.
+// Taped, the logits' gradient lies over the logits themselves: hand them to
+// cross_entropy, which takes them over (Note [Gradient liveness]).
 // attention_probs, if not null, receives every layer's attention
 // probabilities [n_layer, B, n_head, T, T] (tapegpt attention).
-Tensor gpt_forward(autograd::OpContext& ctx, const GPT& model, const int32_t* ids, int64_t B,
+Tensor gpt_forward(const autograd::OpContext& ctx, const GPT& model, const int32_t* ids, int64_t B,
                    int64_t T, uint64_t dropout_seed = 0, float* attention_probs = nullptr);
 
 }  // namespace nn

@@ -73,12 +73,23 @@ struct GradPlacement {
   static GradPlacement over_data() { return {Kind::OverData, nullptr}; }
 };
 
+// Note [Scratch activations]
+// An output's data normally gets an arena buffer of its own, kept all step,
+// because some backward may read it. The caller may place it in a scratch
+// buffer instead (OpContext::data), reused by a later output once every
+// consumer's forward has run, when no backward reads it (a linear's or a
+// dropout's output that only an add consumes) or when it is recomputed
+// before the backwards that read it (gelu_recompute, recorded after its
+// last consumer, so that the reverse loop meets it first). An op whose own
+// backward reads its output (attention) refuses a scratch output.
+
 // Each op records (when a tape is given and some input needs a gradient) so
 // that backward adds into the inputs' gradients; Note [No hidden modes].
 struct OpContext {
   Arena* arena = nullptr;  // where outputs, own gradients and saved buffers live
   Tape* tape = nullptr;    // null: inference, nothing is recorded
   GradPlacement grad;      // where the output's gradient goes (taped only)
+  float* data = nullptr;   // not null: the output's data goes here (Note [Scratch activations])
 
   OpContext() = default;
   OpContext(Arena* a, Tape* t) : arena(a), tape(t) {}
@@ -88,6 +99,12 @@ struct OpContext {
   OpContext with_grad(GradPlacement g) const {
     OpContext c = *this;
     c.grad = g;
+    return c;
+  }
+  // This context with the output's data in `scratch`, at least its size.
+  OpContext with_data(float* scratch) const {
+    OpContext c = *this;
+    c.data = scratch;
     return c;
   }
 };
@@ -106,6 +123,13 @@ Tensor layernorm(const OpContext& ctx, const Tensor& x, const Tensor& weight, co
 // ops/gelu.cpp
 Tensor gelu(const OpContext& ctx, const Tensor& x,
             kernels::GeluKind kind = kernels::GeluKind::Tanh);
+// ops/gelu.cpp — with a tape, records that backward recomputes out = gelu(x)
+// (bit for bit: the same kernel on the same input) into out's storage before
+// running the backwards of the ops recorded before this call: call it after
+// out's last consumer, when out's data is scratch (Note [Scratch
+// activations]). Without a tape, nothing.
+void gelu_recompute(const OpContext& ctx, const Tensor& out, const Tensor& x,
+                    kernels::GeluKind kind = kernels::GeluKind::Tanh);
 // ops/attention.cpp — causal self-attention, qkv[B,T,3C] → [B,T,C], with the
 // blockwise kernel (memory linear in T; the naive T×T kernel stays in
 // kernels/ as its test oracle and benchmark). With a tape and dropout_p > 0

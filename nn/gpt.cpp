@@ -119,22 +119,38 @@ Widths widths_of(const GPTConfig& c) {
 // tensors (N·max(C, 3C, 4C) floats); a branch starts in the first, which
 // the previous branch (ended by its add) no longer needs. The logits'
 // gradient lies over the logits (cross_entropy takes them over).
-struct GradBuffers {
+//
+// Note [GPT scratch activations]: three outputs per block need their data
+// only in the forward (Note [Scratch activations] in autograd/ops.h): each
+// branch's last linear and dropout outputs, which only the add reads, and
+// the GELU output, which the MLP's c_proj reads in forward and, recomputed
+// from the c_fc output just before it, in backward. They take turns in two
+// scratch buffers, `wide` (N·max(C, 4C)) and `narrow` (N·C): c_proj → wide,
+// dropout → narrow on the attention branch; GELU → wide, c_proj → narrow,
+// dropout → wide on the MLP branch, each output written only once the one
+// before in the same buffer has been read by every consumer's forward.
+struct StepBuffers {
   float* residual[2] = {nullptr, nullptr};
   float* branch[2] = {nullptr, nullptr};
+  float* wide = nullptr;
+  float* narrow = nullptr;
 };
 
-GradBuffers grad_buffers(const OpContext& ctx, const GPT& m, int64_t N) {
-  GradBuffers g;
-  if (!ctx.tape) return g;  // inference: no gradients
+StepBuffers step_buffers(const OpContext& ctx, const GPT& m, int64_t N) {
+  StepBuffers g;
+  if (!ctx.tape) return g;  // inference: no gradients, every output its own data
   // The widths as widths_of gives them, read off the bound views: a step
   // allocates nothing on the heap.
   const int64_t C = m.config.n_embd;
-  int64_t widest = C;
-  for (const BlockWeights& b : m.blocks)
+  int64_t widest = C, hidden = C;
+  for (const BlockWeights& b : m.blocks) {
     widest = std::max({widest, b.c_attn_weight.size(0), b.c_fc_weight.size(0)});
+    hidden = std::max(hidden, b.c_fc_weight.size(0));
+  }
   for (float*& r : g.residual) r = ctx.arena->alloc_zeroed(N * C);
   for (float*& b : g.branch) b = ctx.arena->alloc_zeroed(N * widest);
+  g.wide = ctx.arena->alloc(N * std::max(C, hidden));
+  g.narrow = ctx.arena->alloc(N * C);
   return g;
 }
 
@@ -153,19 +169,20 @@ int64_t training_arena_floats(const GPTConfig& c, int64_t B) {
   // Every arena allocation is rounded up to 16 floats (64 bytes).
   auto a = [](int64_t n) { return (n + 15) / 16 * 16; };
   // The activations' data; their gradients live in the shared buffers
-  // (Note [GPT gradient buffers]).
-  const int64_t drop = c.dropout > 0 ? a(N * C) : 0;  // each dropout site's output
+  // (Note [GPT gradient buffers]), and each block's c_proj, dropout and GELU
+  // outputs in two scratch buffers (Note [GPT scratch activations]).
   const int64_t per_layer =
       a(N * C) + 2 * a(N) +              // ln_1 out; mean, rstd
       a(N * w.qkv) +                      // qkv
       a(N * C) + a(B * NH * T) +          // attention out; each row's log-sum-exp
-      a(N * C) + drop + a(N * C) +        // c_proj, dropout, residual add
+      a(N * C) +                          // residual add
       a(N * C) + 2 * a(N) +              // ln_2
-      2 * a(N * w.hidden) +               // c_fc, gelu
-      a(N * C) + drop + a(N * C);         // c_proj, dropout, residual add
+      a(N * w.hidden) +                   // c_fc
+      a(N * C);                           // residual add
   const int64_t gradients = 2 * a(N * C) + 2 * a(N * std::max({C, w.qkv, w.hidden}));
-  return gradients +
-         a(N * C) + drop +                // embedding (+ dropout)
+  const int64_t scratch = a(N * std::max(C, w.hidden)) + a(N * C);
+  return gradients + scratch +
+         a(N * C) + (c.dropout > 0 ? a(N * C) : 0) +  // embedding (+ dropout)
          L * per_layer +
          a(N * C) + 2 * a(N) +            // ln_f
          a(N * V) +                       // logits: probabilities, then their gradient, in place
@@ -183,8 +200,9 @@ Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64
   // and embedding sites keep the seeds they had before it existed.
   uint64_t attn_site = dropout_seed ^ 0x617474656e74696fULL;  // "attentio"
 
-  // Where each output's gradient goes: Note [GPT gradient buffers].
-  const GradBuffers g = grad_buffers(ctx, m, B * T);
+  // Where each output's gradient goes: Note [GPT gradient buffers]; where
+  // some outputs' data goes: Note [GPT scratch activations].
+  const StepBuffers g = step_buffers(ctx, m, B * T);
   auto residual = [&](const Tensor& input) { return after(ctx, g.residual, input); };
   auto branch = [&](const Tensor& input) { return after(ctx, g.branch, input); };
 
@@ -198,15 +216,17 @@ Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64
                                    : nullptr;
     Tensor a =
         autograd::attention(branch(qkv), qkv, c.n_head, p, tg::splitmix64(attn_site), probs);
-    a = autograd::linear(branch(a), a, b.attn_proj_weight, b.attn_proj_bias);
-    a = autograd::dropout(branch(a), a, p, next_seed());
+    a = autograd::linear(branch(a).with_data(g.wide), a, b.attn_proj_weight, b.attn_proj_bias);
+    a = autograd::dropout(branch(a).with_data(g.narrow), a, p, next_seed());
     x = autograd::add(residual(x), x, a);
     // x = x + mlp(ln_2(x)), mlp = c_proj(gelu(c_fc(·)))
     h = autograd::layernorm(branch(x), x, b.ln_2_weight, b.ln_2_bias);
-    h = autograd::linear(branch(h), h, b.c_fc_weight, b.c_fc_bias);
-    h = autograd::gelu(branch(h), h, c.gelu);
-    h = autograd::linear(branch(h), h, b.mlp_proj_weight, b.mlp_proj_bias);
-    h = autograd::dropout(branch(h), h, p, next_seed());
+    const Tensor up = autograd::linear(branch(h), h, b.c_fc_weight, b.c_fc_bias);
+    const Tensor act = autograd::gelu(branch(up).with_data(g.wide), up, c.gelu);
+    h = autograd::linear(branch(act).with_data(g.narrow), act, b.mlp_proj_weight,
+                         b.mlp_proj_bias);
+    autograd::gelu_recompute(ctx, act, up, c.gelu);  // for c_proj's backward
+    h = autograd::dropout(branch(h).with_data(g.wide), h, p, next_seed());
     x = autograd::add(residual(x), x, h);
   }
   x = autograd::layernorm(branch(x), x, m.ln_f_weight, m.ln_f_bias);

@@ -34,6 +34,7 @@ Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, float 
   const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3, NH = n_head;
   TG_CHECK(C % NH == 0);
   const bool record = ctx.tape && any_needs_grad(qkv);
+  TG_CHECK(!record || !ctx.data);  // backward reads the output: not scratch
   // Dropout only while training (a tape), as the dropout op.
   const float p = ctx.tape ? dropout_p : 0.0f;
   Tensor out = new_output(ctx, qkv, C, record);

@@ -24,15 +24,16 @@ inline bool any_needs_grad(const Tensor& a, const Tensor& b = Tensor{},
   return na || nb || nc;
 }
 
-// A fresh output with `like`'s leading shape and last dimension `last`. Its
-// gradient exists only when it will be recorded on the tape, where
-// ctx.grad places it (Note [Gradient liveness]); a buffer of its own starts
-// zeroed, for accumulation.
+// A fresh output with `like`'s leading shape and last dimension `last`, its
+// data in ctx.data when the caller gives scratch storage (Note [Scratch
+// activations]). Its gradient exists only when it will be recorded on the
+// tape, where ctx.grad places it (Note [Gradient liveness]); a buffer of its
+// own starts zeroed, for accumulation.
 inline Tensor new_output(const OpContext& ctx, const Tensor& like, int64_t last, bool record) {
   Tensor out = like;
   out.shape[out.ndim - 1] = last;
   const int64_t n = out.numel();
-  out.data = ctx.arena->alloc(n);
+  out.data = ctx.data ? ctx.data : ctx.arena->alloc(n);
   out.grad = nullptr;
   if (!record) return out;
   switch (ctx.grad.kind) {

@@ -79,9 +79,10 @@ struct GradPlacement {
 // buffer instead (OpContext::data), reused by a later output once every
 // consumer's forward has run, when no backward reads it (a linear's or a
 // dropout's output that only an add consumes) or when it is recomputed
-// before the backwards that read it (gelu_recompute, recorded after its
-// last consumer, so that the reverse loop meets it first). An op whose own
-// backward reads its output (attention) refuses a scratch output.
+// before the backwards that read it (gelu_recompute, layernorm_recompute:
+// recorded after its last consumer, so that the reverse loop meets them
+// first). An op whose own backward reads its output (attention) refuses a
+// scratch output.
 
 // Each op records (when a tape is given and some input needs a gradient) so
 // that backward adds into the inputs' gradients; Note [No hidden modes].
@@ -130,6 +131,9 @@ Tensor gelu(const OpContext& ctx, const Tensor& x,
 // activations]). Without a tape, nothing.
 void gelu_recompute(const OpContext& ctx, const Tensor& out, const Tensor& x,
                     kernels::GeluKind kind = kernels::GeluKind::Tanh);
+// ops/layernorm.cpp — as gelu_recompute, for out = layernorm(x, weight, bias).
+void layernorm_recompute(const OpContext& ctx, const Tensor& out, const Tensor& x,
+                         const Tensor& weight, const Tensor& bias);
 // ops/attention.cpp — causal self-attention, qkv[B,T,3C] → [B,T,C], with the
 // blockwise kernel (memory linear in T; the naive T×T kernel stays in
 // kernels/ as its test oracle and benchmark). With a tape and dropout_p > 0

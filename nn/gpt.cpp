@@ -120,15 +120,18 @@ Widths widths_of(const GPTConfig& c) {
 // the previous branch (ended by its add) no longer needs. The logits'
 // gradient lies over the logits (cross_entropy takes them over).
 //
-// Note [GPT scratch activations]: three outputs per block need their data
+// Note [GPT scratch activations]: five outputs per block need their data
 // only in the forward (Note [Scratch activations] in autograd/ops.h): each
-// branch's last linear and dropout outputs, which only the add reads, and
-// the GELU output, which the MLP's c_proj reads in forward and, recomputed
-// from the c_fc output just before it, in backward. They take turns in two
-// scratch buffers, `wide` (N·max(C, 4C)) and `narrow` (N·C): c_proj → wide,
-// dropout → narrow on the attention branch; GELU → wide, c_proj → narrow,
-// dropout → wide on the MLP branch, each output written only once the one
-// before in the same buffer has been read by every consumer's forward.
+// branch's last linear and dropout outputs, which only the add reads; and
+// the two LayerNorm outputs and the GELU output, which only the next linear
+// reads, in forward and, recomputed from their inputs just before that
+// linear's backward, in backward (so are the final LayerNorm's). They take
+// turns in two scratch buffers, `wide` (N·max(C, 4C)) and `narrow` (N·C):
+// ln_1 → narrow, c_proj → wide, dropout → narrow on the attention branch;
+// ln_2 → narrow, GELU → wide, c_proj → narrow, dropout → wide on the MLP
+// branch; each output is written only once the one before it in the same
+// buffer has been read by its consumer's forward, and in backward each
+// buffer holds only what a recomputation wrote just before its reader.
 struct StepBuffers {
   float* residual[2] = {nullptr, nullptr};
   float* branch[2] = {nullptr, nullptr};
@@ -169,14 +172,16 @@ int64_t training_arena_floats(const GPTConfig& c, int64_t B) {
   // Every arena allocation is rounded up to 16 floats (64 bytes).
   auto a = [](int64_t n) { return (n + 15) / 16 * 16; };
   // The activations' data; their gradients live in the shared buffers
-  // (Note [GPT gradient buffers]), and each block's c_proj, dropout and GELU
-  // outputs in two scratch buffers (Note [GPT scratch activations]).
+  // (Note [GPT gradient buffers]), and each block's LayerNorm, c_proj,
+  // dropout and GELU outputs in two scratch buffers (Note [GPT scratch
+  // activations]). A LayerNorm's mean and 1/std take 2·a(N), and its
+  // recomputation's as many again.
   const int64_t per_layer =
-      a(N * C) + 2 * a(N) +              // ln_1 out; mean, rstd
+      4 * a(N) +                          // ln_1: mean, rstd; recomputed
       a(N * w.qkv) +                      // qkv
       a(N * C) + a(B * NH * T) +          // attention out; each row's log-sum-exp
       a(N * C) +                          // residual add
-      a(N * C) + 2 * a(N) +              // ln_2
+      4 * a(N) +                          // ln_2
       a(N * w.hidden) +                   // c_fc
       a(N * C);                           // residual add
   const int64_t gradients = 2 * a(N * C) + 2 * a(N * std::max({C, w.qkv, w.hidden}));
@@ -184,7 +189,7 @@ int64_t training_arena_floats(const GPTConfig& c, int64_t B) {
   return gradients + scratch +
          a(N * C) + (c.dropout > 0 ? a(N * C) : 0) +  // embedding (+ dropout)
          L * per_layer +
-         a(N * C) + 2 * a(N) +            // ln_f
+         4 * a(N) +                       // ln_f
          a(N * V) +                       // logits: probabilities, then their gradient, in place
          a(N) + 2 * a(1);                 // per-row losses, the mean loss and its grad
 }
@@ -210,8 +215,9 @@ Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64
   x = autograd::dropout(residual(x), x, p, next_seed());
   for (const BlockWeights& b : m.blocks) {
     // x = x + attn(ln_1(x))
-    Tensor h = autograd::layernorm(branch(x), x, b.ln_1_weight, b.ln_1_bias);
+    Tensor h = autograd::layernorm(branch(x).with_data(g.narrow), x, b.ln_1_weight, b.ln_1_bias);
     Tensor qkv = autograd::linear(branch(h), h, b.c_attn_weight, b.c_attn_bias);
+    autograd::layernorm_recompute(ctx, h, x, b.ln_1_weight, b.ln_1_bias);
     float* probs = attention_probs ? attention_probs + (&b - m.blocks.data()) * B * c.n_head * T * T
                                    : nullptr;
     Tensor a =
@@ -220,8 +226,9 @@ Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64
     a = autograd::dropout(branch(a).with_data(g.narrow), a, p, next_seed());
     x = autograd::add(residual(x), x, a);
     // x = x + mlp(ln_2(x)), mlp = c_proj(gelu(c_fc(·)))
-    h = autograd::layernorm(branch(x), x, b.ln_2_weight, b.ln_2_bias);
+    h = autograd::layernorm(branch(x).with_data(g.narrow), x, b.ln_2_weight, b.ln_2_bias);
     const Tensor up = autograd::linear(branch(h), h, b.c_fc_weight, b.c_fc_bias);
+    autograd::layernorm_recompute(ctx, h, x, b.ln_2_weight, b.ln_2_bias);
     const Tensor act = autograd::gelu(branch(up).with_data(g.wide), up, c.gelu);
     h = autograd::linear(branch(act).with_data(g.narrow), act, b.mlp_proj_weight,
                          b.mlp_proj_bias);
@@ -229,9 +236,12 @@ Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64
     h = autograd::dropout(branch(h).with_data(g.wide), h, p, next_seed());
     x = autograd::add(residual(x), x, h);
   }
-  x = autograd::layernorm(branch(x), x, m.ln_f_weight, m.ln_f_bias);
-  return autograd::linear(ctx.with_grad(autograd::GradPlacement::over_data()), x, m.lm_head,
-                          Tensor{});
+  const Tensor last = autograd::layernorm(branch(x).with_data(g.narrow), x, m.ln_f_weight,
+                                          m.ln_f_bias);
+  Tensor logits = autograd::linear(ctx.with_grad(autograd::GradPlacement::over_data()), last,
+                                   m.lm_head, Tensor{});
+  autograd::layernorm_recompute(ctx, last, x, m.ln_f_weight, m.ln_f_bias);
+  return logits;
 }
 
 }  // namespace nn

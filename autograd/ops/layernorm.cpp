@@ -24,6 +24,24 @@ struct LayerNormRecord {
   }
 };
 
+// Note [Scratch activations]: runs before the backwards that read out. The
+// mean and 1/std come out as the forward's did; they go to buffers of their
+// own, as the forward's are not at hand.
+struct LayerNormRecomputeRecord {
+  static constexpr const char* kName = "layernorm_recompute";
+  float* out;
+  float* mean;
+  float* rstd;
+  const float* x;
+  const float* weight;
+  const float* bias;  // may be null
+  int64_t N, C;
+
+  void backward(Arena&) const {
+    kernels::layernorm_forward(out, mean, rstd, x, weight, bias, N, C);
+  }
+};
+
 }  // namespace
 
 Tensor layernorm(const OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {
@@ -40,6 +58,15 @@ Tensor layernorm(const OpContext& ctx, const Tensor& x, const Tensor& weight, co
                               rstd, N, C},
               out);
   return out;
+}
+
+void layernorm_recompute(const OpContext& ctx, const Tensor& out, const Tensor& x,
+                         const Tensor& weight, const Tensor& bias) {
+  TG_CHECK(out.numel() == x.numel());
+  if (!ctx.tape) return;
+  const int64_t C = x.shape[x.ndim - 1], N = rows(x);
+  ctx.tape->record(LayerNormRecomputeRecord{out.data, ctx.arena->alloc(N), ctx.arena->alloc(N),
+                                            x.data, weight.data, bias.data, N, C});
 }
 
 }  // namespace autograd

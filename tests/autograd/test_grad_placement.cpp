@@ -2,8 +2,8 @@
 // logits' gradient placed over the logits, give the bits that gradients of
 // their own give; and a shared buffer is all zero again after backward.
 // Note [Scratch activations]: so do outputs whose data lies in scratch
-// storage that is overwritten after the forward (a GELU output recomputed
-// for backward, a linear output only an add reads).
+// storage that is overwritten after the forward (GELU and LayerNorm outputs
+// recomputed for backward, a linear output only an add reads).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -69,14 +69,15 @@ TEST_CASE("placed gradients give the bits of gradients of their own", "[tape][pl
     h = autograd::linear(in(branch[1]).with_data(scratch_of(1)), act, w2v, Tensor{});
     autograd::gelu_recompute(ctx, act, up);
     const Tensor y = autograd::add(in(residual), xv, h);
-    if (placed) {  // the scratch outputs are dead: another output may take their storage
+    // The branch is done with: its first buffer takes a new tensor.
+    Tensor z = autograd::layernorm(in(branch[0]).with_data(scratch_of(1)), y, lw, Tensor{});
+    Tensor logits = autograd::linear(placed ? ctx.with_grad(GradPlacement::over_data()) : ctx, z,
+                                     hv, Tensor{});
+    autograd::layernorm_recompute(ctx, z, y, lw, Tensor{});
+    if (placed) {  // the scratch outputs are dead: other outputs may take their storage
       std::fill(scratch[0], scratch[0] + N * H, std::nanf(""));
       std::fill(scratch[1], scratch[1] + N * C, std::nanf(""));
     }
-    // The branch is done with: its first buffer takes a new tensor.
-    Tensor z = autograd::layernorm(in(branch[0]), y, lw, Tensor{});
-    Tensor logits = autograd::linear(placed ? ctx.with_grad(GradPlacement::over_data()) : ctx, z,
-                                     hv, Tensor{});
     CHECK((logits.grad == logits.data) == placed);
     const Tensor loss = autograd::cross_entropy(ctx, std::move(logits), targets.data());
     tape.backward(loss, arena);

@@ -1,6 +1,8 @@
 // The tape: a flat list of op records in execution order. backward() is one
 // reverse loop that hands each record to its op's backward (Note [Op
-// records]); gradients accumulate (Note [Kernel conventions]). The tape knows
+// records]); gradients accumulate (Note [Kernel conventions]), and an output
+// gradient in shared storage is zeroed once its producer's backward has
+// read it (Note [Gradient liveness] in ops.h). The tape knows
 // nothing of GPTs nor of any op or kernel: it only replays what ops recorded.
 #pragma once
 

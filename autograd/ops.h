@@ -21,8 +21,9 @@
 //   1. its kernels in kernels/ (a forward/backward pair, kernels.h), each
 //      checked against a double version in reference.cpp
 //      (tests/autograd/test_kernels_vs_reference.cpp);
-//   2. autograd/ops/<op>.cpp: the forward, which runs the forward kernel and
-//      records a plain struct whose backward() calls the backward kernel;
+//   2. autograd/ops/<op>.cpp: the forward, which takes its output from
+//      new_output and runs the forward kernel, and records (record_op) a
+//      plain struct whose backward() calls the backward kernel;
 //   3. its declaration below and the file in autograd/CMakeLists.txt;
 //   4. a gradient check in tests/autograd/test_ops_gradcheck.cpp tagged [<op>].
 //
@@ -50,10 +51,10 @@ namespace autograd {
 // first write: gradients accumulate, so the buffer must be zero then) to
 // the backward of its producer (the one read). So two activations may share
 // gradient storage when every consumer of the earlier one is recorded before
-// the later one is produced: the later one's gradient has been read by then
-// (the reverse loop meets its producer first) before the earlier one's is
-// first written. The op that reads both must never share: an op's output
-// gradient is never in the storage of one of its inputs' gradients.
+// the later one is produced: the reverse loop then reads (and the tape
+// zeroes) the later one's gradient before it first writes the earlier one's.
+// Hence an op's output gradient never shares storage with one of its inputs'
+// gradients: its backward reads the one while it writes the other.
 // The caller, which knows its graph, places each output's gradient
 // (GradPlacement): a buffer of its own (the default), a shared buffer, or
 // over the output's own data. A shared buffer is handed in zeroed and the

@@ -1,5 +1,7 @@
-// Arena: a bump allocator for one step's activations, their gradients and
-// the buffers saved for backward. reset() frees everything at once.
+// Arena: a bump allocator for one step's activations, the buffers saved for
+// backward and the activations' gradient buffers (shared across layers where
+// the caller places them so: Note [Gradient liveness] in ops.h). reset()
+// frees everything at once.
 //
 // The first step may need several blocks; reset() then replaces them with one
 // block of the peak size, so from the second step on alloc() never touches

@@ -1,6 +1,8 @@
 // Tape::backward: one reverse loop over the records (Note [Op records]).
 #include "autograd/tape.h"
 
+#include <cstring>
+
 #include "autograd/base/check.h"
 
 namespace autograd {
@@ -14,7 +16,10 @@ void Tape::backward(const Tensor& loss, Arena& arena, float seed,
 
 void Tape::replay_backward(Arena& arena, const std::function<void(size_t)>& after_entry) {
   for (size_t i = entries_.size(); i-- > 0;) {
-    entries_[i].backward(entries_[i].record, arena);
+    const TapeEntry& e = entries_[i];
+    e.backward(e.record, arena);
+    if (e.zero_after)  // read for the last time: free for the next gradient placed there
+      std::memset(e.zero_after, 0, static_cast<size_t>(e.zero_floats) * sizeof(float));
     if (after_entry) after_entry(i);
   }
 }

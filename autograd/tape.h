@@ -1,6 +1,8 @@
 // The tape: a flat list of op records in execution order. backward() is one
 // reverse loop that hands each record to its op's backward (Note [Op
-// records]); gradients accumulate (Note [Kernel conventions]). The tape knows
+// records]); gradients accumulate (Note [Kernel conventions]), and an output
+// gradient in shared storage is zeroed once its producer's backward has
+// read it (Note [Gradient liveness] in ops.h). The tape knows
 // nothing of GPTs nor of any op or kernel: it only replays what ops recorded.
 #pragma once
 
@@ -30,15 +32,21 @@ struct TapeEntry {
   static constexpr size_t kRecordBytes = 96;  // the largest record (attention) fits
   void (*backward)(const void* record, Arena& scratch) = nullptr;
   const char* op = "";  // the record's kName, for debugging and tests
+  // Zeroed right after the backward (Note [Gradient liveness] in ops.h):
+  // the op's output gradient when it lives in shared storage; else null.
+  float* zero_after = nullptr;
+  int64_t zero_floats = 0;
   alignas(std::max_align_t) unsigned char record[kRecordBytes];
 };
 
 class Tape {
  public:
   // Capacity is kept across clear(), so recording allocates only on the
-  // first step.
+  // first step. `zero_after`, when given, is the op's output gradient in
+  // shared storage: its `zero_floats` floats are zeroed once r's backward
+  // has read them (Note [Gradient liveness] in ops.h).
   template <class Record>
-  void record(const Record& r) {
+  void record(const Record& r, float* zero_after = nullptr, int64_t zero_floats = 0) {
     static_assert(std::is_trivially_copyable<Record>::value, "records are plain data");
     static_assert(sizeof(Record) <= TapeEntry::kRecordBytes, "raise TapeEntry::kRecordBytes");
     static_assert(alignof(Record) <= alignof(std::max_align_t), "over-aligned record");
@@ -48,6 +56,8 @@ class Tape {
       static_cast<const Record*>(p)->backward(scratch);
     };
     new (e.record) Record(r);
+    e.zero_after = zero_after;
+    e.zero_floats = zero_after ? zero_floats : 0;
   }
   void clear() { entries_.clear(); }
   size_t size() const { return entries_.size(); }

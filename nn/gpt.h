@@ -66,17 +66,22 @@ void gpt_init(GPT& model, uint64_t seed);
 
 // Floats one taped training step of gpt_forward + cross_entropy + backward
 // takes from the arena for a batch of B sequences of block_size tokens: the
-// activations, their gradients and what backward saves. Used to size the
-// arena up front, so even the first step allocates it once.
+// activations backward reads, what it saves, four gradient buffers and two
+// scratch buffers all layers share (Notes [GPT gradient buffers] and [GPT
+// scratch activations] in gpt.cpp). Exact: used to size the arena up
+// front, so even the first step allocates it once.
 int64_t training_arena_floats(const GPTConfig& config, int64_t B);
 
 // logits[B,T,V] for ids[B,T] (T ≤ block_size). With a tape in ctx every op is
 // recorded and dropout (if configured) acts where nanoGPT's does — after the
 // embeddings, on the attention probabilities, on both residual branches —
 // with seeds drawn from dropout_seed; without one this is plain inference.
+// Taped, the logits' gradient lies over the logits themselves: hand them to
+// cross_entropy, which takes them over (Note [Gradient liveness]); and the
+// LayerNorm and GELU outputs are scratch, recomputed in backward.
 // attention_probs, if not null, receives every layer's attention
 // probabilities [n_layer, B, n_head, T, T] (tapegpt attention).
-Tensor gpt_forward(autograd::OpContext& ctx, const GPT& model, const int32_t* ids, int64_t B,
+Tensor gpt_forward(const autograd::OpContext& ctx, const GPT& model, const int32_t* ids, int64_t B,
                    int64_t T, uint64_t dropout_seed = 0, float* attention_probs = nullptr);
 
 }  // namespace nn

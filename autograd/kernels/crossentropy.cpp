@@ -51,11 +51,16 @@ void crossentropy_forward(float* losses, float* probs, const float* logits,
 void crossentropy_backward(float* dlogits, const float* probs, const int32_t* targets,
                            float scale, int64_t N, int64_t V) {
   // ∂(-log p_target)/∂logit_j = p_j - [j == target]
+  const bool over_probs = dlogits == probs;
 #pragma omp parallel for schedule(static) if (N * V > 16384)
   for (int64_t n = 0; n < N; ++n) {
     const float* p = probs + n * V;
     float* d = dlogits + n * V;
-    for (int64_t j = 0; j < V; ++j) d[j] += scale * p[j];
+    // Over the probabilities: 0 + x, the bits a zeroed dlogits would get.
+    if (over_probs)
+      for (int64_t j = 0; j < V; ++j) d[j] = 0.0f + scale * p[j];
+    else
+      for (int64_t j = 0; j < V; ++j) d[j] += scale * p[j];
     d[targets[n]] -= scale;
   }
 }

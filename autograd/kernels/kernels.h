@@ -98,7 +98,8 @@ void attention_decode(float* out, float* scratch, const float* q, const float* k
 void crossentropy_forward(float* losses, float* probs, const float* logits,
                           const int32_t* targets, int64_t N, int64_t V);
 // dlogits[n] += scale · (probs[n] - onehot(targets[n])); the mean loss over N
-// rows scaled by dloss uses scale = dloss / N.
+// rows scaled by dloss uses scale = dloss / N. dlogits may alias probs: the
+// gradient then replaces them (as if added to a zeroed dlogits).
 void crossentropy_backward(float* dlogits, const float* probs, const int32_t* targets,
                            float scale, int64_t N, int64_t V);
 // Plain row-wise softmax (sampling): probs[N,V] = softmax(logits / temperature).

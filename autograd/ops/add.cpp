@@ -22,12 +22,12 @@ struct AddRecord {
 
 }  // namespace
 
-Tensor add(OpContext& ctx, const Tensor& a, const Tensor& b) {
+Tensor add(const OpContext& ctx, const Tensor& a, const Tensor& b) {
   TG_CHECK(a.numel() == b.numel());
   const bool record = ctx.tape && any_needs_grad(a, b);
   Tensor out = new_output(ctx, a, a.shape[a.ndim - 1], record);
   kernels::add_forward(out.data, a.data, b.data, a.numel());
-  if (record) ctx.tape->record(AddRecord{a.grad, b.grad, out.grad, a.numel()});
+  if (record) record_op(ctx, AddRecord{a.grad, b.grad, out.grad, a.numel()}, out);
   return out;
 }
 

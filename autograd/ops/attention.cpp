@@ -28,12 +28,13 @@ struct AttentionRecord {
 
 }  // namespace
 
-Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head, float dropout_p,
+Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, float dropout_p,
                  uint64_t seed, float* probs) {
   TG_CHECK(qkv.ndim == 3 && qkv.size(2) % 3 == 0);
   const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3, NH = n_head;
   TG_CHECK(C % NH == 0);
-  const bool record = ctx.tape && qkv.needs_grad();
+  const bool record = ctx.tape && any_needs_grad(qkv);
+  TG_CHECK(!record || !ctx.data);  // backward reads the output: not scratch
   // Dropout only while training (a tape), as the dropout op.
   const float p = ctx.tape ? dropout_p : 0.0f;
   Tensor out = new_output(ctx, qkv, C, record);
@@ -41,8 +42,9 @@ Tensor attention(OpContext& ctx, const Tensor& qkv, int64_t n_head, float dropou
   kernels::attention_flash_forward(out.data, lse, qkv.data, B, T, C, NH, p, seed);
   if (probs) kernels::attention_flash_probs(probs, qkv.data, lse, B, T, C, NH);
   if (record)
-    ctx.tape->record(
-        AttentionRecord{qkv.grad, out.grad, out.data, qkv.data, lse, B, T, C, NH, p, seed});
+    record_op(ctx,
+              AttentionRecord{qkv.grad, out.grad, out.data, qkv.data, lse, B, T, C, NH, p, seed},
+              out);
   return out;
 }
 

@@ -20,12 +20,12 @@ struct DropoutRecord {
 
 }  // namespace
 
-Tensor dropout(OpContext& ctx, const Tensor& x, float p, uint64_t seed) {
+Tensor dropout(const OpContext& ctx, const Tensor& x, float p, uint64_t seed) {
   if (!ctx.tape || p <= 0.0f) return x;  // Note [No hidden modes]
-  const bool record = x.needs_grad();
+  const bool record = any_needs_grad(x);
   Tensor out = new_output(ctx, x, x.shape[x.ndim - 1], record);
   kernels::dropout_forward(out.data, x.data, p, seed, x.numel());
-  if (record) ctx.tape->record(DropoutRecord{x.grad, out.grad, p, seed, x.numel()});
+  if (record) record_op(ctx, DropoutRecord{x.grad, out.grad, p, seed, x.numel()}, out);
   return out;
 }
 

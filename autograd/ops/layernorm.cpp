@@ -24,9 +24,27 @@ struct LayerNormRecord {
   }
 };
 
+// Note [Scratch activations]: runs before the backwards that read out. The
+// mean and 1/std come out as the forward's did; they go to buffers of their
+// own, as the forward's are not at hand.
+struct LayerNormRecomputeRecord {
+  static constexpr const char* kName = "layernorm_recompute";
+  float* out;
+  float* mean;
+  float* rstd;
+  const float* x;
+  const float* weight;
+  const float* bias;  // may be null
+  int64_t N, C;
+
+  void backward(Arena&) const {
+    kernels::layernorm_forward(out, mean, rstd, x, weight, bias, N, C);
+  }
+};
+
 }  // namespace
 
-Tensor layernorm(OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {
+Tensor layernorm(const OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t C = x.shape[x.ndim - 1], N = rows(x);
   TG_CHECK(weight.numel() == C && (!bias.defined() || bias.numel() == C));
   const bool record = ctx.tape && any_needs_grad(x, weight, bias);
@@ -35,9 +53,20 @@ Tensor layernorm(OpContext& ctx, const Tensor& x, const Tensor& weight, const Te
   float* rstd = ctx.arena->alloc(N);
   kernels::layernorm_forward(out.data, mean, rstd, x.data, weight.data, bias.data, N, C);
   if (record)
-    ctx.tape->record(LayerNormRecord{x.grad, weight.grad, bias.grad, out.grad, x.data,
-                                     weight.data, mean, rstd, N, C});
+    record_op(ctx,
+              LayerNormRecord{x.grad, weight.grad, bias.grad, out.grad, x.data, weight.data, mean,
+                              rstd, N, C},
+              out);
   return out;
+}
+
+void layernorm_recompute(const OpContext& ctx, const Tensor& out, const Tensor& x,
+                         const Tensor& weight, const Tensor& bias) {
+  TG_CHECK(out.numel() == x.numel());
+  if (!ctx.tape) return;
+  const int64_t C = x.shape[x.ndim - 1], N = rows(x);
+  ctx.tape->record(LayerNormRecomputeRecord{out.data, ctx.arena->alloc(N), ctx.arena->alloc(N),
+                                            x.data, weight.data, bias.data, N, C});
 }
 
 }  // namespace autograd

@@ -23,7 +23,7 @@ struct LinearRecord {
 
 }  // namespace
 
-Tensor linear(OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {
+Tensor linear(const OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t IC = x.shape[x.ndim - 1], OC = weight.size(0), N = rows(x);
   TG_CHECK(weight.size(1) == IC);
   TG_CHECK(!bias.defined() || bias.numel() == OC);
@@ -31,8 +31,9 @@ Tensor linear(OpContext& ctx, const Tensor& x, const Tensor& weight, const Tenso
   Tensor out = new_output(ctx, x, OC, record);
   kernels::linear_forward(out.data, x.data, weight.data, bias.data, N, IC, OC);
   if (record)
-    ctx.tape->record(
-        LinearRecord{x.grad, weight.grad, bias.grad, out.grad, x.data, weight.data, N, IC, OC});
+    record_op(
+        ctx, LinearRecord{x.grad, weight.grad, bias.grad, out.grad, x.data, weight.data, N, IC, OC},
+        out);
   return out;
 }
 

@@ -118,8 +118,20 @@ void linear_backward(float* dinp, float* dweight, float* dbias, const float* dou
                      const float* inp, const float* weight, int64_t N, int64_t IC, int64_t OC) {
   // dinp[N,IC] += dout[N,OC] · weight[OC,IC]
   if (dinp) sgemm_split(CblasNoTrans, CblasNoTrans, N, IC, OC, dout, OC, weight, IC, 1.0f, dinp, IC);
-  // dweight[OC,IC] += dout[N,OC]ᵀ · inp[N,IC]
-  if (dweight) sgemm_split(CblasTrans, CblasNoTrans, OC, IC, N, dout, OC, inp, IC, 1.0f, dweight, IC);
+  // dweight[OC,IC] += dout[N,OC]ᵀ · inp[N,IC], in row chunks.
+  // Note [Weight gradient in row chunks]: for a transposed A, OpenBLAS
+  // 0.3.21 packs all M rows of it into its workspace at once, and the pages
+  // it touches stay resident: for the lm_head (M = GPT-2's 50,257 vocabulary
+  // rows, K = B·T) that was 50 MiB of the peak RSS. Chunks of at most
+  // kWeightGradRows output rows touch 9; each element's sum over K is the
+  // same call's, so the bits are those of one call (tests/robustness
+  // test_kernel_threads checks it).
+  constexpr int64_t kWeightGradRows = 8192;
+  if (dweight)
+    for (int64_t r0 = 0; r0 < OC; r0 += kWeightGradRows) {
+      const int64_t rows = std::min(kWeightGradRows, OC - r0);
+      sgemm_split(CblasTrans, CblasNoTrans, rows, IC, N, dout + r0, OC, inp, IC, 1.0f, dweight + r0 * IC, IC);
+    }
   // dbias[OC] += Σ_n dout[n, :]
   if (dbias) sum_rows_accumulate(dbias, dout, N, OC);
 }

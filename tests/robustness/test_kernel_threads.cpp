@@ -3,6 +3,7 @@
 // each kernel's OpenMP threshold and with odd shapes, so that "resume on a
 // machine with more cores" cannot change a run.
 #include <catch2/catch.hpp>
+#include <cblas.h>
 #include <omp.h>
 
 #include <cstring>
@@ -12,11 +13,6 @@
 #include <vector>
 
 #include "autograd/kernels/kernels.h"
-
-// OpenBLAS's own setter (cblas.h is private to the kernels library). With
-// Debian's OpenMP build it shares omp's pool, but set it too in case a
-// pthreads build is linked.
-extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace {
 
@@ -84,6 +80,27 @@ TEST_CASE("linear forward and backward are thread-count independent", "[threads]
       return Buffers{out, dinp, dw, db};
     });
   }
+}
+
+// Note [Weight gradient in row chunks] (matmul.cpp): the weight gradient of
+// a matrix with more rows than one chunk, as GPT-2's lm_head, is computed
+// chunk by chunk; every thread count must give the bits of one sgemm call.
+TEST_CASE("the weight gradient in row chunks has the bits of one sgemm call", "[threads]") {
+  constexpr int64_t rows = 256, IC = 48, OC = 2 * 8192 + 77;  // K = rows: one call sums it whole
+  const auto inp = random_floats(rows * IC, 21), dout = random_floats(rows * OC, 22);
+  const auto init = random_floats(OC * IC, 23);
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
+    std::vector<float> one_call(init), chunked(init);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, IC, rows, 1.0f, dout.data(), OC, inp.data(), IC,
+                1.0f, one_call.data(), IC);
+    kernels::linear_backward(nullptr, chunked.data(), nullptr, dout.data(), inp.data(), nullptr, rows, IC, OC);
+    INFO("threads " << threads);
+    CHECK(std::memcmp(one_call.data(), chunked.data(), one_call.size() * sizeof(float)) == 0);
+  }
+  omp_set_num_threads(1);
+  openblas_set_num_threads(1);
 }
 
 TEST_CASE("embedding, add, layernorm, gelu, dropout are thread-count independent", "[threads]") {

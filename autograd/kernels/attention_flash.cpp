@@ -14,6 +14,7 @@
 #include "autograd/kernels/block_kernels.h"
 #include "autograd/kernels/dropout_mask.h"
 #include "autograd/kernels/fast_math.h"
+#include "autograd/kernels/reduce.h"
 
 namespace kernels {
 
@@ -33,33 +34,9 @@ inline float exp_nonpositive(float x) {
   return fast_exp(x < -87.0f ? -87.0f : (x > 0.0f ? 0.0f : x));
 }
 
-// Row max and row sum over x[0…n-1] in kLanes interleaved partial results,
-// combined in lane order: the order is fixed by n alone (so thread counts
-// cannot change it), and unlike one running sum it vectorises without
-// -ffast-math.
-constexpr int64_t kLanes = 16;
-
-inline float row_max(const float* x, int64_t n, float init) {
-  float acc[kLanes];
-  for (int64_t l = 0; l < kLanes; ++l) acc[l] = init;
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) acc[l] = x[j + l] > acc[l] ? x[j + l] : acc[l];
-  for (int64_t l = 0; j < n; ++j, ++l) acc[l] = x[j] > acc[l] ? x[j] : acc[l];
-  float mx = init;
-  for (int64_t l = 0; l < kLanes; ++l) mx = acc[l] > mx ? acc[l] : mx;
-  return mx;
-}
-
+// A row's sum of probabilities, in lanes (Note [Lane reductions]).
 inline float row_sum(const float* x, int64_t n) {
-  float acc[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) acc[l] += x[j + l];
-  for (int64_t l = 0; j < n; ++j, ++l) acc[l] += x[j];
-  float sum = 0.0f;
-  for (int64_t l = 0; l < kLanes; ++l) sum += acc[l];
-  return sum;
+  return lane_sum<16, float>(n, [x](int64_t j) { return x[j]; });
 }
 
 // s[i, j] = Σ_c q[i, c]·k[j, c] for i < mq, j < nk (s has row stride kBlock):
@@ -125,7 +102,7 @@ void attention_flash_forward(float* out, float* lse, const float* qkv, int64_t B
         float* srow = s + i * kBlock;
         const int64_t nv = visible(t0 + i, j0, nk);
         for (int64_t j = 0; j < nv; ++j) srow[j] *= scale;
-        const float mx = row_max(srow, nv, m[i]);
+        const float mx = lane_max(srow, nv, m[i]);
         // Online softmax: terms so far were exp(s - m[i]); rebase them on mx.
         // The first key block always holds column 0 ≤ t, so mx is finite
         // from then on and the first correction is exactly 0.

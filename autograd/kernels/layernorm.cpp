@@ -7,29 +7,6 @@
 
 namespace kernels {
 
-namespace {
-
-// Σ_c term(c) for c < C in double, in kLanes interleaved partial sums added
-// in lane order at the end. One running double sum is a chain of dependent
-// additions (4 cycles each) that took 3–4× longer than the row's other work;
-// the lanes vectorise without -ffast-math, and the order depends on C alone,
-// so every thread count gives the same bits.
-constexpr int64_t kLanes = 8;
-
-template <class Term>
-inline double lane_sum(int64_t C, Term term) {
-  double lane[kLanes] = {};
-  int64_t c = 0;
-  for (; c + kLanes <= C; c += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lane[l] += term(c + l);
-  for (int64_t l = 0; c < C; ++c, ++l) lane[l] += term(c);
-  double sum = 0.0;
-  for (int64_t l = 0; l < kLanes; ++l) sum += lane[l];
-  return sum;
-}
-
-}  // namespace
-
 void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
                        const float* weight, const float* bias, int64_t N, int64_t C) {
 #pragma omp parallel for schedule(static) if (N * C > 16384)
@@ -38,10 +15,11 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* inp,
     float* o = out + n * C;
     // Two passes (mean, then centred variance): stabler than E[x²] - E[x]².
     // Sums in double: a float running sum over C terms is off by up to C·u,
-    // and an exact mean and rstd cost nothing next to the matmuls.
-    const double sum = lane_sum(C, [x](int64_t c) { return static_cast<double>(x[c]); });
+    // and an exact mean and rstd cost nothing next to the matmuls; in 8
+    // lanes (Note [Lane reductions] in reduce.h).
+    const double sum = lane_sum<8, double>(C, [x](int64_t c) { return static_cast<double>(x[c]); });
     const float m = static_cast<float>(sum / static_cast<double>(C));
-    const double var = lane_sum(C, [x, m](int64_t c) {
+    const double var = lane_sum<8, double>(C, [x, m](int64_t c) {
                          const double d = static_cast<double>(x[c]) - m;
                          return d * d;
                        }) /
@@ -67,8 +45,8 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
       float* dx = dinp + n * C;
       const float m = mean[n], s = rstd[n];
       // mean_c(g), mean_c(g·x̂) with g = dout·w, summed in double as the forward
-      const double g_sum = lane_sum(C, [d, weight](int64_t c) { return static_cast<double>(d[c] * weight[c]); });
-      const double gx_sum = lane_sum(C, [d, weight, x, m, s](int64_t c) {
+      const double g_sum = lane_sum<8, double>(C, [d, weight](int64_t c) { return static_cast<double>(d[c] * weight[c]); });
+      const double gx_sum = lane_sum<8, double>(C, [d, weight, x, m, s](int64_t c) {
         return static_cast<double>(d[c] * weight[c] * ((x[c] - m) * s));
       });
       const float g_mean = static_cast<float>(g_sum / static_cast<double>(C));

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autograd/kernels/kernels.h"
+#include "autograd/kernels/reduce.h"
 
 namespace kernels {
 
@@ -24,26 +25,18 @@ inline float mul_add(float a, float b, float c) {
 double sum_squares(const float* x, int64_t n) {
   // Partial sums over chunks whose size depends only on n, added in chunk
   // order: the same bits for any thread count, with no heap allocation.
-  // Inside a chunk, kLanes interleaved sums (combined in lane order) instead
-  // of one running sum: one sum is a chain of dependent double additions,
-  // which took 60 ms on GPT-2 small's 124 M gradients (4 cycles per float),
-  // three times what reading them costs; the lanes vectorise without
-  // -ffast-math and keep an order fixed by n alone.
-  constexpr int64_t kMaxChunks = 4096, kLanes = 16;
+  // Inside a chunk, 16 lanes (Note [Lane reductions] in reduce.h): one
+  // running double sum took 60 ms on GPT-2 small's 124 M gradients.
+  constexpr int64_t kMaxChunks = 4096;
   const int64_t chunk = std::max<int64_t>(16384, (n + kMaxChunks - 1) / kMaxChunks);
   const int64_t n_chunks = (n + chunk - 1) / chunk;
   double partial[kMaxChunks];
 #pragma omp parallel for schedule(static) if (n_chunks > 1)
   for (int64_t k = 0; k < n_chunks; ++k) {
     const int64_t i0 = k * chunk, i1 = std::min(n, i0 + chunk);
-    double lane[kLanes] = {};
-    int64_t i = i0;
-    for (; i + kLanes <= i1; i += kLanes)
-      for (int64_t l = 0; l < kLanes; ++l) lane[l] += static_cast<double>(x[i + l]) * x[i + l];
-    for (int64_t l = 0; i < i1; ++i, ++l) lane[l] += static_cast<double>(x[i]) * x[i];
-    double acc = 0.0;
-    for (int64_t l = 0; l < kLanes; ++l) acc += lane[l];
-    partial[k] = acc;
+    partial[k] = lane_sum<16, double>(i1 - i0, [x, i0](int64_t i) {
+      return static_cast<double>(x[i0 + i]) * x[i0 + i];
+    });
   }
   double total = 0.0;
   for (int64_t k = 0; k < n_chunks; ++k) total += partial[k];

@@ -10,4 +10,36 @@ namespace kernels {
 // thread count.
 void sum_rows_accumulate(float* dst, const float* src, int64_t N, int64_t C);
 
+// Note [Lane reductions]
+// Σ_{i<n} term(i) in Lanes interleaved partial sums (lane l takes i ≡ l mod
+// Lanes, in order), added in lane order at the end; lane_max likewise. One
+// running sum is a chain of dependent additions (4 cycles each, and it does
+// not vectorise without -ffast-math); the lanes vectorise, and their order
+// depends on n alone, so every thread count gives the same bits.
+template <int64_t Lanes, class Acc, class Term>
+inline Acc lane_sum(int64_t n, Term term) {
+  Acc lane[Lanes] = {};
+  int64_t i = 0;
+  for (; i + Lanes <= n; i += Lanes)
+    for (int64_t l = 0; l < Lanes; ++l) lane[l] += term(i + l);
+  for (int64_t l = 0; i < n; ++i, ++l) lane[l] += term(i);
+  Acc sum = 0;
+  for (int64_t l = 0; l < Lanes; ++l) sum += lane[l];
+  return sum;
+}
+
+// max(init, x[0…n-1]) in 16 lanes (Note [Lane reductions]).
+inline float lane_max(const float* x, int64_t n, float init) {
+  constexpr int64_t kLanes = 16;
+  float lane[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l) lane[l] = init;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lane[l] = x[i + l] > lane[l] ? x[i + l] : lane[l];
+  for (int64_t l = 0; i < n; ++i, ++l) lane[l] = x[i] > lane[l] ? x[i] : lane[l];
+  float mx = init;
+  for (int64_t l = 0; l < kLanes; ++l) mx = lane[l] > mx ? lane[l] : mx;
+  return mx;
+}
+
 }  // namespace kernels

@@ -9,8 +9,10 @@
 //   tensor.h     Tensor: a non-owning view (data, grad, shape)
 //   buffer.h     FloatBuffer: owned, aligned float storage
 //   arena.h      Arena: one step's activations, reset each step
-//   tape.h       Tape: op records in execution order, one reverse loop
-//                (Note [Op records])
+//   tape.h       Tape: op entries in execution order, one reverse loop
+//                (Note [Tape entries]); where buffers live (Note [Tape modes])
+//   planner.h    the memory planner: a liveness pass over a recorded step
+//                places every buffer in one arena block (Note [Memory planner])
 //   ops/<op>.cpp one file per op: its forward (declared below), its record
 //                and its backward; the only code that knows both the tape
 //                and the kernels. Each file names its gradient check, a
@@ -21,9 +23,11 @@
 //   1. its kernels in kernels/ (a forward/backward pair, kernels.h), each
 //      checked against a double version in reference.cpp
 //      (tests/autograd/test_kernels_vs_reference.cpp);
-//   2. autograd/ops/<op>.cpp: the forward, which takes its output from
-//      new_output and runs the forward kernel, and records (record_op) a
-//      plain struct whose backward() calls the backward kernel;
+//   2. autograd/ops/<op>.cpp: a plain record whose forward() and backward()
+//      call the kernel pair (Note [Tape entries]; kRecomputable if running
+//      it again beats keeping its output), and the op function, which takes
+//      its output from new_output and hands the record to run_op with the
+//      tensors it reads (op_support.h);
 //   3. its declaration below and the file in autograd/CMakeLists.txt;
 //   4. a gradient check in tests/autograd/test_ops_gradcheck.cpp tagged [<op>].
 //
@@ -45,70 +49,46 @@
 
 namespace autograd {
 
-// Note [Gradient liveness]
-// Only an activation's data must live across the whole step. Its gradient
-// is live in backward only from the backward of its last consumer (the
-// first write: gradients accumulate, so the buffer must be zero then) to
-// the backward of its producer (the one read). So two activations may share
-// gradient storage when every consumer of the earlier one is recorded before
-// the later one is produced: the reverse loop then reads (and the tape
-// zeroes) the later one's gradient before it first writes the earlier one's.
-// Hence an op's output gradient never shares storage with one of its inputs'
-// gradients: its backward reads the one while it writes the other.
-// The caller, which knows its graph, places each output's gradient
-// (GradPlacement): a buffer of its own (the default), a shared buffer, or
-// over the output's own data. A shared buffer is handed in zeroed and the
-// tape zeroes each output's part right after its producer's backward has
-// read it, so it is all zero whenever no gradient is live in it. Over the
-// data is for an output whose one consumer takes it over and writes,
-// not adds, its gradient there (cross_entropy, which needs nothing of the
-// logits in backward but the probabilities it overwrites); other ops refuse
-// such an input. Zeroing then accumulating gives the bits a fresh zeroed
-// buffer gave, so placement changes memory, never results.
-struct GradPlacement {
-  enum class Kind { Own, Shared, OverData };
-  Kind kind = Kind::Own;
-  float* buffer = nullptr;  // Shared: zero, at least the output's size
-
-  static GradPlacement shared(float* buffer) { return {Kind::Shared, buffer}; }
-  static GradPlacement over_data() { return {Kind::OverData, nullptr}; }
-};
-
-// Note [Scratch activations]
-// An output's data normally gets an arena buffer of its own, kept all step,
-// because some backward may read it. The caller may place it in a scratch
-// buffer instead (OpContext::data), reused by a later output once every
-// consumer's forward has run, when no backward reads it (a linear's or a
-// dropout's output that only an add consumes) or when it is recomputed
-// before the backwards that read it (gelu_recompute, layernorm_recompute:
-// recorded after its last consumer, so that the reverse loop meets them
-// first). An op whose own backward reads its output (attention) refuses a
-// scratch output.
+// Note [Gradient over data]
+// An op may write its input's gradient over that input's data when it is the
+// input's one consumer and needs nothing of it in backward but what it wrote
+// there itself: cross_entropy writes the probabilities over the logits in
+// its forward and, in backward, their gradient over the probabilities, so
+// the largest activation of a step is held once. The planner then gives the
+// gradient no floats of its own (Note [Memory planner] in planner.h); on an
+// eager tape it has its own zeroed buffer, which the op adds into instead:
+// the same bits. The planner allows it only for an input whose one consumer
+// declared it (EntryUses::writes_input_grad_over_data).
 
 // Each op records (when a tape is given and some input needs a gradient) so
 // that backward adds into the inputs' gradients; Note [No hidden modes].
+// Where the output, its gradient and anything saved live is the tape's
+// business (Note [Tape modes] in tape.h): the call site never says.
 struct OpContext {
-  Arena* arena = nullptr;  // where outputs, own gradients and saved buffers live
+  Arena* arena = nullptr;  // untaped outputs; taped ones on an eager tape
   Tape* tape = nullptr;    // null: inference, nothing is recorded
-  GradPlacement grad;      // where the output's gradient goes (taped only)
-  float* data = nullptr;   // not null: the output's data goes here (Note [Scratch activations])
 
   OpContext() = default;
   OpContext(Arena* a, Tape* t) : arena(a), tape(t) {}
+};
 
-  // This context with the output's gradient placed by g, for one call:
-  // `linear(ctx.with_grad(GradPlacement::shared(buf)), x, w, b)`.
-  OpContext with_grad(GradPlacement g) const {
-    OpContext c = *this;
-    c.grad = g;
-    return c;
+// Marks the entries recorded during its life as one block of the model
+// (TapeBlock in tape.h), for whoever needs to know where a block's
+// parameters are last read in backward (the MPI gradient buckets). Nothing
+// without a tape.
+class BlockMark {
+ public:
+  BlockMark(const OpContext& ctx, int64_t layer) : tape_(ctx.tape) {
+    if (tape_) tape_->begin_block(layer);
   }
-  // This context with the output's data in `scratch`, at least its size.
-  OpContext with_data(float* scratch) const {
-    OpContext c = *this;
-    c.data = scratch;
-    return c;
+  ~BlockMark() {
+    if (tape_) tape_->end_block();
   }
+  BlockMark(const BlockMark&) = delete;
+  BlockMark& operator=(const BlockMark&) = delete;
+
+ private:
+  Tape* tape_;
 };
 
 // ops/embedding.cpp — ids[B,T] → [B,T,C]: wte[V,C] rows plus wpe[T',C] rows
@@ -121,20 +101,12 @@ Tensor add(const OpContext& ctx, const Tensor& a, const Tensor& b);
 // undefined Tensor.
 Tensor linear(const OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias);
 // ops/layernorm.cpp — over the last dimension; bias may be undefined.
+// Recomputable (the planner may run it again in backward instead of keeping
+// its output).
 Tensor layernorm(const OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias);
-// ops/gelu.cpp
+// ops/gelu.cpp — recomputable, as layernorm.
 Tensor gelu(const OpContext& ctx, const Tensor& x,
             kernels::GeluKind kind = kernels::GeluKind::Tanh);
-// ops/gelu.cpp — with a tape, records that backward recomputes out = gelu(x)
-// (bit for bit: the same kernel on the same input) into out's storage before
-// running the backwards of the ops recorded before this call: call it after
-// out's last consumer, when out's data is scratch (Note [Scratch
-// activations]). Without a tape, nothing.
-void gelu_recompute(const OpContext& ctx, const Tensor& out, const Tensor& x,
-                    kernels::GeluKind kind = kernels::GeluKind::Tanh);
-// ops/layernorm.cpp — as gelu_recompute, for out = layernorm(x, weight, bias).
-void layernorm_recompute(const OpContext& ctx, const Tensor& out, const Tensor& x,
-                         const Tensor& weight, const Tensor& bias);
 // ops/attention.cpp — causal self-attention, qkv[B,T,3C] → [B,T,C], with the
 // blockwise kernel (memory linear in T; the naive T×T kernel stays in
 // kernels/ as its test oracle and benchmark). With a tape and dropout_p > 0
@@ -153,9 +125,8 @@ Tensor dropout(const OpContext& ctx, const Tensor& x, float p, uint64_t seed);
 // The op takes the logits over (hence Tensor&&: call it with
 // std::move(logits)): their storage receives softmax(logits), which backward
 // needs, so the largest activation of a step is not held twice. Copy the
-// logits first if you need them afterwards. Logits whose gradient was placed
-// over their data (Note [Gradient liveness]) get it written over the
-// probabilities in backward, so they need no gradient buffer either.
+// logits first if you need them afterwards. Backward writes their gradient
+// over the probabilities (Note [Gradient over data]).
 Tensor cross_entropy(const OpContext& ctx, Tensor&& logits, const int32_t* targets,
                      float* losses = nullptr);
 

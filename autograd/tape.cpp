@@ -1,13 +1,20 @@
-// Tape::backward: one reverse loop over the records (Note [Op records]).
+// The tape's bookkeeping, its three ways of handing out storage (Note [Tape
+// modes]) and Tape::backward, one reverse loop over the entries.
 #include "autograd/tape.h"
 
 #include <cstring>
 
+#include "autograd/arena.h"
 #include "autograd/base/check.h"
+#include "autograd/planner.h"
 
 namespace autograd {
 
 namespace {
+
+// Planning hands out addresses from here, 64-byte aligned and distinct, that
+// no kernel ever reads (runs_kernels() is false): a stray read would fault.
+constexpr uintptr_t kPlanningBase = uintptr_t{1} << 44;
 
 // Zeroes n floats on every thread: the other threads would otherwise wait
 // through it (the zeroed buffers are megabytes at training shapes).
@@ -23,19 +30,136 @@ void zero_floats(float* p, int64_t n) {
 
 }  // namespace
 
-void Tape::backward(const Tensor& loss, Arena& arena, float seed,
-                    const std::function<void(size_t)>& after_entry) {
-  TG_CHECK(loss.numel() == 1 && loss.needs_grad());
-  loss.grad[0] += seed;
-  replay_backward(arena, after_entry);
+void Tape::clear() {
+  entries_.clear();
+  tensors_.clear();
+  buffers_.clear();
+  blocks_.clear();
+  planning_next_ = kPlanningBase;
 }
 
-void Tape::replay_backward(Arena& arena, const std::function<void(size_t)>& after_entry) {
+void Tape::set_eager() {
+  mode_ = TapeMode::Eager;
+  plan_ = nullptr;
+  base_ = nullptr;
+}
+
+void Tape::begin_planning() {
+  set_eager();
+  mode_ = TapeMode::Planning;
+  clear();
+}
+
+void Tape::use_plan(const MemoryPlan& plan, float* base) {
+  TG_CHECK(base != nullptr || plan.total_floats == 0);
+  mode_ = TapeMode::Planned;
+  plan_ = &plan;
+  base_ = base;
+}
+
+float* Tape::place(Arena& arena, int64_t floats, bool zeroed) {
+  const size_t id = buffers_.size() - 1;  // the buffer just added
+  switch (mode_) {
+    case TapeMode::Eager:
+      return zeroed ? arena.alloc_zeroed(floats) : arena.alloc(floats);
+    case TapeMode::Planning: {
+      const uintptr_t p = planning_next_;
+      planning_next_ += static_cast<uintptr_t>((floats + 16) / 16 * 16) * sizeof(float);
+      return reinterpret_cast<float*>(p);
+    }
+    case TapeMode::Planned:
+      // The same code recording the same shapes asks for the same buffers.
+      TG_CHECK(id < plan_->floats.size() && plan_->floats[id] == floats);
+      return base_ + plan_->offset[id];
+  }
+  return nullptr;
+}
+
+void Tape::new_tensor(Arena& arena, Tensor& out) {
+  const auto tid = static_cast<int32_t>(tensors_.size());
+  const auto entry = static_cast<int32_t>(entries_.size());
+  TapeTensor t;
+  t.shape = out.shape;
+  t.ndim = out.ndim;
+  t.producer = entry;
+  const int64_t n = out.numel();
+  t.data = static_cast<int32_t>(buffers_.size());
+  buffers_.push_back({n, BufferRole::Data, tid, entry});
+  out.data = place(arena, n, false);
+  t.grad = static_cast<int32_t>(buffers_.size());
+  buffers_.push_back({n, BufferRole::Grad, tid, entry});
+  out.grad = place(arena, n, true);
+  tensors_.push_back(t);
+  out.id = tid;
+}
+
+float* Tape::new_buffer(Arena& arena, int64_t floats, BufferRole role) {
+  TG_CHECK(role == BufferRole::Saved || role == BufferRole::Scratch);
+  buffers_.push_back({floats, role, -1, static_cast<int32_t>(entries_.size())});
+  return place(arena, floats, false);
+}
+
+TapeEntry& Tape::push_entry(const Tensor& out, const EntryUses& uses) {
+  const auto index = static_cast<int32_t>(entries_.size());
+  TG_CHECK(out.id >= 0 && static_cast<size_t>(out.id) < tensors_.size() &&
+           tensors_[static_cast<size_t>(out.id)].producer == index);
+  TapeEntry& e = entries_.emplace_back();
+  for (size_t i = 0; i < uses.inputs.size(); ++i) {
+    const Tensor* in = uses.inputs[i];
+    const int32_t id = in ? in->id : -1;
+    TG_CHECK(id < 0 || static_cast<size_t>(id) < tensors_.size());
+    e.inputs[i] = id;
+  }
+  e.output = out.id;
+  e.backward_reads_inputs = uses.backward_reads_inputs;
+  e.backward_reads_output = uses.backward_reads_output;
+  e.writes_input_grad_over_data = uses.writes_input_grad_over_data;
+  return e;
+}
+
+void Tape::begin_block(int64_t layer) {
+  TG_CHECK(blocks_.empty() || blocks_.back().end >= blocks_.back().begin);
+  blocks_.push_back({layer, entries_.size(), entries_.size()});
+}
+
+void Tape::end_block() {
+  TG_CHECK(!blocks_.empty());
+  blocks_.back().end = entries_.size();
+}
+
+void Tape::backward(const Tensor& loss, float seed, const std::function<void(size_t)>& after_entry) {
+  TG_CHECK(loss.numel() == 1 && loss.needs_grad());
+  TG_CHECK(mode_ != TapeMode::Planning);
+  if (mode_ == TapeMode::Planned) {
+    const MemoryPlan& p = *plan_;
+    TG_CHECK(p.entries == static_cast<int64_t>(entries_.size()));
+    const size_t n = entries_.size();
+    for (int32_t z = p.zero_begin[n]; z < p.zero_begin[n + 1]; ++z)
+      zero_floats(base_ + p.offset[p.zero[z]], p.floats[p.zero[z]]);
+  }
+  loss.grad[0] += seed;  // on a zeroed gradient: = seed
+  run_backward(after_entry);
+}
+
+void Tape::replay_backward(const std::function<void(size_t)>& after_entry) {
+  TG_CHECK(mode_ == TapeMode::Eager);  // the caller seeded gradients the tape hands out zeroed
+  run_backward(after_entry);
+}
+
+void Tape::run_backward(const std::function<void(size_t)>& after_entry) {
+  const MemoryPlan* p = mode_ == TapeMode::Planned ? plan_ : nullptr;
   for (size_t i = entries_.size(); i-- > 0;) {
+    if (p) {
+      // Note [Memory planner]: recomputed outputs, then fresh gradients.
+      for (int32_t r = p->rerun_begin[i]; r < p->rerun_begin[i + 1]; ++r) {
+        const TapeEntry& again = entries_[static_cast<size_t>(p->rerun[r])];
+        again.forward(again.record);
+      }
+      for (int32_t z = p->zero_begin[i]; z < p->zero_begin[i + 1]; ++z)
+        zero_floats(base_ + p->offset[p->zero[z]], p->floats[p->zero[z]]);
+    }
     const TapeEntry& e = entries_[i];
-    e.backward(e.record, arena);
-    if (e.zero_after)  // read for the last time: free for the next gradient placed there
-      zero_floats(e.zero_after, e.zero_floats);
+    e.backward(e.record);
     if (after_entry) after_entry(i);
   }
 }

@@ -1,11 +1,13 @@
-// The tape: a flat list of op records in execution order. backward() is one
-// reverse loop that hands each record to its op's backward (Note [Op
-// records]); gradients accumulate (Note [Kernel conventions]), and an output
-// gradient in shared storage is zeroed once its producer's backward has
-// read it (Note [Gradient liveness] in ops.h). The tape knows
-// nothing of GPTs nor of any op or kernel: it only replays what ops recorded.
+// The tape: a flat list of op entries in execution order, and the tensors
+// and buffers they name. backward() is one reverse loop that hands each
+// entry's record to its op's backward (Note [Tape entries]); gradients
+// accumulate (Note [Kernel conventions]). Where a buffer lives is the
+// planner's business (autograd/planner.h): the tape hands out storage in one
+// of three modes (Note [Tape modes]). The tape knows nothing of GPTs nor of
+// any op or kernel: it only replays what ops recorded.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -18,63 +20,158 @@
 namespace autograd {
 
 class Arena;
+struct MemoryPlan;
 
-// Note [Op records]
-// Each op (autograd/ops/<op>.cpp) defines, next to its forward, a record: a
-// plain struct with named fields holding exactly what its backward reads
-// (gradient and data pointers, sizes, seeds), a kName, and
-//   void backward(Arena& scratch) const;
-// Tape::record copies the record into a fixed-size slot of the entry, with a
-// pointer to a function that calls that backward, so the reverse loop calls
-// each op's backward without a list of ops or a switch, and recording stays
-// allocation-free once the entry vector has grown (the first step).
+// Note [Tape entries]
+// Each op (autograd/ops/<op>.cpp) defines a record: a plain struct with named
+// fields holding exactly what its kernels read and write (pointers, sizes,
+// seeds), a kName, and
+//   void forward() const;   // runs the forward kernel: overwrites the output
+//   void backward() const;  // adds into the inputs' gradients
+// and, for an op that is cheaper to run again than to keep (LayerNorm, GELU),
+//   static constexpr bool kRecomputable = true;
+// The entry keeps a copy of the record next to plain data the planner reads:
+// the ids of the tensors the op read and made, and which of their data its
+// backward reads. The buffers an op asks the tape for (its output's data and
+// gradient, what it saves for backward, forward-only scratch) are numbered in
+// the order they are asked for, and each names its tensor or entry; so a
+// planner can tell, from the tape alone, when each buffer is first written
+// and last read, in forward and backward order.
+enum class BufferRole : uint8_t {
+  Data,     // a tensor's values
+  Grad,     // a tensor's gradient
+  Saved,    // written by an entry's forward, read by its backward (e.g. LayerNorm's mean)
+  Scratch,  // used by an entry's forward alone
+};
+
+struct TapeBuffer {
+  int64_t floats = 0;
+  BufferRole role = BufferRole::Data;
+  int32_t tensor = -1;  // Data, Grad: whose
+  int32_t entry = -1;   // the entry that made it (for Saved and Scratch: its owner)
+};
+
+struct TapeTensor {
+  std::array<int64_t, 4> shape{};
+  int ndim = 0;
+  int32_t data = -1;  // buffer ids
+  int32_t grad = -1;
+  int32_t producer = -1;  // entry index
+};
+
 struct TapeEntry {
-  static constexpr size_t kRecordBytes = 96;  // the largest record (attention) fits
-  void (*backward)(const void* record, Arena& scratch) = nullptr;
-  const char* op = "";  // the record's kName, for debugging and tests
-  // Zeroed right after the backward (Note [Gradient liveness] in ops.h):
-  // the op's output gradient when it lives in shared storage; else null.
-  float* zero_after = nullptr;
-  int64_t zero_floats = 0;
+  static constexpr size_t kRecordBytes = 104;  // the largest record (attention) fits
+  void (*forward)(const void* record) = nullptr;
+  void (*backward)(const void* record) = nullptr;
+  const char* op = "";  // the record's kName
+  std::array<int32_t, 3> inputs{{-1, -1, -1}};  // tensor ids the forward read; -1: none, or untaped
+  int32_t output = -1;                          // the tensor it made
+  uint8_t backward_reads_inputs = 0;            // bit i: backward reads inputs[i]'s data
+  bool backward_reads_output = false;           // backward reads the output's data
+  bool recomputable = false;                    // the record's kRecomputable
+  // Backward writes (not adds) inputs[0]'s gradient over inputs[0]'s data
+  // (cross_entropy, Note [Gradient over data] in ops.h).
+  bool writes_input_grad_over_data = false;
   alignas(std::max_align_t) unsigned char record[kRecordBytes];
 };
+
+// Entries [begin, end) of one block of the model, as the model marked them
+// (BlockMark in ops.h): the MPI gradient buckets read these.
+struct TapeBlock {
+  int64_t layer = 0;
+  size_t begin = 0, end = 0;
+};
+
+// What an op declares when it records, beside its record (Note [Tape entries]).
+struct EntryUses {
+  std::array<const Tensor*, 3> inputs{{nullptr, nullptr, nullptr}};
+  uint8_t backward_reads_inputs = 0;
+  bool backward_reads_output = false;
+  bool writes_input_grad_over_data = false;
+};
+
+// Note [Tape modes]
+// Eager: each buffer comes from the arena as it is asked for (a gradient
+//   zeroed): what tests and any small graph use; nothing is planned.
+// Planning: buffers get addresses that are never dereferenced and ops run no
+//   kernel (runs_kernels() is false): one cheap pass that records the graph
+//   of a step, for plan_memory (planner.h) to lay out.
+// Planned: buffer i lives at base + plan.offset[i]; backward reruns
+//   recomputed entries and zeroes each gradient where the plan says. The
+//   graph must be the one planned (checked buffer by buffer), and the same
+//   code recording the same shapes gives that.
+enum class TapeMode : uint8_t { Eager, Planning, Planned };
 
 class Tape {
  public:
   // Capacity is kept across clear(), so recording allocates only on the
-  // first step. `zero_after`, when given, is the op's output gradient in
-  // shared storage: its `zero_floats` floats are zeroed once r's backward
-  // has read them (Note [Gradient liveness] in ops.h).
+  // first step. The mode and plan stay.
+  void clear();
+  void set_eager();
+  void begin_planning();
+  // `base` holds plan.total_floats floats; the plan must outlive its use.
+  void use_plan(const MemoryPlan& plan, float* base);
+  TapeMode mode() const { return mode_; }
+  bool runs_kernels() const { return mode_ != TapeMode::Planning; }
+
+  // A new tensor of `shape` made by the next entry recorded: its data and
+  // gradient buffers, as the mode places them. Sets out.data, out.grad, out.id.
+  void new_tensor(Arena& arena, Tensor& out);
+  // A buffer owned by the next entry recorded (Saved or Scratch).
+  float* new_buffer(Arena& arena, int64_t floats, BufferRole role);
+
   template <class Record>
-  void record(const Record& r, float* zero_after = nullptr, int64_t zero_floats = 0) {
+  void record(const Record& r, const Tensor& out, const EntryUses& uses) {
     static_assert(std::is_trivially_copyable<Record>::value, "records are plain data");
     static_assert(sizeof(Record) <= TapeEntry::kRecordBytes, "raise TapeEntry::kRecordBytes");
     static_assert(alignof(Record) <= alignof(std::max_align_t), "over-aligned record");
-    TapeEntry& e = entries_.emplace_back();
+    TapeEntry& e = push_entry(out, uses);
     e.op = Record::kName;
-    e.backward = [](const void* p, Arena& scratch) {
-      static_cast<const Record*>(p)->backward(scratch);
-    };
+    e.forward = [](const void* p) { static_cast<const Record*>(p)->forward(); };
+    e.backward = [](const void* p) { static_cast<const Record*>(p)->backward(); };
+    e.recomputable = recomputable_of<Record>(0);
     new (e.record) Record(r);
-    e.zero_after = zero_after;
-    e.zero_floats = zero_after ? zero_floats : 0;
   }
-  void clear() { entries_.clear(); }
+
+  void begin_block(int64_t layer);
+  void end_block();
+
   size_t size() const { return entries_.size(); }
   const char* op_name(size_t i) const { return entries_[i].op; }
+  const std::vector<TapeEntry>& entries() const { return entries_; }
+  const std::vector<TapeTensor>& tensors() const { return tensors_; }
+  const std::vector<TapeBuffer>& buffers() const { return buffers_; }
+  const std::vector<TapeBlock>& blocks() const { return blocks_; }
+  const MemoryPlan* plan() const { return plan_; }
 
   // Seeds d(loss) = seed (1, or 1/K for K accumulated micro-batches) and
-  // replays the tape in reverse. Scratch buffers come from `arena`.
-  // `after_entry`, when given, is called with each entry's index right after
-  // its backward ran (the trainer starts gradient all-reduces from it).
-  void backward(const Tensor& loss, Arena& arena, float seed = 1.0f,
+  // replays the tape in reverse. `after_entry`, when given, is called with
+  // each entry's index right after its backward ran (the trainer starts
+  // gradient all-reduces from it).
+  void backward(const Tensor& loss, float seed = 1.0f,
                 const std::function<void(size_t)>& after_entry = nullptr);
   // Replays the tape in reverse with output gradients the caller has already
   // seeded (e.g. a projection d(Σ out·r)/d out = r in gradient checks).
-  void replay_backward(Arena& arena, const std::function<void(size_t)>& after_entry = nullptr);
+  void replay_backward(const std::function<void(size_t)>& after_entry = nullptr);
 
  private:
+  template <class R>
+  static constexpr bool recomputable_of(decltype(R::kRecomputable)) { return R::kRecomputable; }
+  template <class R>
+  static constexpr bool recomputable_of(...) { return false; }
+
+  TapeEntry& push_entry(const Tensor& out, const EntryUses& uses);
+  float* place(Arena& arena, int64_t floats, bool zeroed);
+  void run_backward(const std::function<void(size_t)>& after_entry);
+
+  TapeMode mode_ = TapeMode::Eager;
+  const MemoryPlan* plan_ = nullptr;
+  float* base_ = nullptr;
+  uintptr_t planning_next_ = 0;  // the next never-dereferenced address (Planning)
   std::vector<TapeEntry> entries_;
+  std::vector<TapeTensor> tensors_;
+  std::vector<TapeBuffer> buffers_;
+  std::vector<TapeBlock> blocks_;
 };
 
 }  // namespace autograd

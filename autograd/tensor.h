@@ -1,5 +1,6 @@
 // Tensor: a non-owning view of contiguous float32 storage with a shape, and
-// the place its gradient accumulates (null when no gradient is needed).
+// the place its gradient accumulates (null when no gradient is needed), and
+// its id on the tape that recorded it.
 // Storage is owned elsewhere: parameters by nn::ParameterStore, activations
 // by an Arena that is reset every step.
 #pragma once
@@ -17,6 +18,10 @@ struct Tensor {
   float* grad = nullptr;
   std::array<int64_t, 4> shape{};
   int ndim = 0;
+  // The tape's id of this tensor when a recorded op made it (Note [Tape
+  // entries] in tape.h); -1 for everything else: parameters, inputs, and
+  // outputs of untaped ops.
+  int32_t id = -1;
 
   int64_t size(int dim) const { return shape[dim]; }
   int64_t numel() const {

@@ -6,7 +6,7 @@
 //   gpt.h       (this file) the GPT: views bound from the table, GPT-2
 //               initialisation by role, the forward pass (taped for
 //               training, untaped for inference: the same code and kernels)
-//               and the arena plan for one training step
+//               and the memory plan of one training step
 //   decode.h    one-token-at-a-time inference with a KV cache
 //   sampling.h  temperature, top-k and top-p sampling from logits
 // Functions are named noun_verb (gpt_create, gpt_init, gpt_forward).
@@ -17,6 +17,7 @@
 
 #include "autograd/buffer.h"
 #include "autograd/ops.h"
+#include "autograd/planner.h"
 #include "autograd/base/rng.h"
 #include "nn/config.h"
 #include "nn/params.h"
@@ -64,24 +65,31 @@ void gpt_bind_views(GPT& model);
 // seed, whatever the thread count.
 void gpt_init(GPT& model, uint64_t seed);
 
-// Floats one taped training step of gpt_forward + cross_entropy + backward
-// takes from the arena for a batch of B sequences of block_size tokens: the
-// activations backward reads, what it saves, four gradient buffers and two
-// scratch buffers all layers share (Notes [GPT gradient buffers] and [GPT
-// scratch activations] in gpt.cpp). Exact: used to size the arena up
-// front, so even the first step allocates it once.
-int64_t training_arena_floats(const GPTConfig& config, int64_t B);
-
 // logits[B,T,V] for ids[B,T] (T ≤ block_size). With a tape in ctx every op is
 // recorded and dropout (if configured) acts where nanoGPT's does — after the
 // embeddings, on the attention probabilities, on both residual branches —
 // with seeds drawn from dropout_seed; without one this is plain inference.
-// Taped, the logits' gradient lies over the logits themselves: hand them to
-// cross_entropy, which takes them over (Note [Gradient liveness]); and the
-// LayerNorm and GELU outputs are scratch, recomputed in backward.
+// The model says what to compute, one op a line; where each activation and
+// gradient lives is the tape's (Note [Tape modes] in autograd/tape.h), and
+// each block's entries are marked for the tape (autograd::BlockMark).
+// Taped, hand the logits to cross_entropy, which takes them over.
 // attention_probs, if not null, receives every layer's attention
 // probabilities [n_layer, B, n_head, T, T] (tapegpt attention).
 Tensor gpt_forward(const autograd::OpContext& ctx, const GPT& model, const int32_t* ids, int64_t B,
                    int64_t T, uint64_t dropout_seed = 0, float* attention_probs = nullptr);
+
+// One training micro-batch's loss: gpt_forward, then the mean cross-entropy
+// against targets[B,T]: what a taped step records.
+Tensor gpt_loss(const autograd::OpContext& ctx, const GPT& model, const int32_t* ids,
+                const int32_t* targets, int64_t B, int64_t T, uint64_t dropout_seed);
+
+// Records one taped gpt_loss of B×T tokens on `tape` in a planning pass
+// (Note [Tape modes]): the graph, with no kernel run.
+void gpt_record_step(autograd::Tape& tape, const GPT& model, int64_t B, int64_t T);
+
+// The memory plan of one taped gpt_loss of B×T tokens (autograd/planner.h),
+// from a planning pass in which no kernel runs: its total_floats is the
+// arena a training step needs.
+autograd::MemoryPlan gpt_training_plan(const GPT& model, int64_t B, int64_t T);
 
 }  // namespace nn

@@ -1,7 +1,6 @@
 // Gradient buckets for the overlapped all-reduce (see grad_buckets.h).
 #include "train/grad_buckets.h"
 
-#include <cstring>
 #include <map>
 
 namespace train {
@@ -17,18 +16,13 @@ GradBuckets::GradBuckets(const nn::ParameterStore& store) {
 }
 
 void GradBuckets::plan(const autograd::Tape& tape) {
-  for (Bucket& b : buckets_) b.ready_at = 0;  // entry 0 ends the pass
-  const size_t blocks = buckets_.size() - 1;
-  size_t layernorms = 0;
-  for (size_t i = 0; i < tape.size(); ++i)
-    if (std::strcmp(tape.op_name(i), "layernorm") == 0) ++layernorms;
-  if (layernorms != 2 * blocks + 1) return;  // not the GPT forward: no overlap
-  size_t seen = 0;
-  for (size_t i = 0; i < tape.size(); ++i) {
-    if (std::strcmp(tape.op_name(i), "layernorm") != 0) continue;
-    if (seen % 2 == 0 && seen / 2 < blocks) buckets_[1 + seen / 2].ready_at = i;  // ln_1 of block seen/2
-    ++seen;
-  }
+  // Bucket 1+l holds block l's parameters: final once the first entry of
+  // block l (as the model marked it) has run its backward. Entry 0 ends the
+  // pass, which sends the rest (embeddings, ln_f, the head).
+  for (Bucket& b : buckets_) b.ready_at = 0;
+  for (const autograd::TapeBlock& block : tape.blocks())
+    if (block.layer >= 0 && static_cast<size_t>(block.layer) + 1 < buckets_.size() && block.end > block.begin)
+      buckets_[static_cast<size_t>(block.layer) + 1].ready_at = block.begin;
 }
 
 void GradBuckets::entry_done(size_t i, Distributed& dist, float* grads) {

@@ -18,8 +18,9 @@ namespace train {
 // L-1's gradients are final long before block 0's. A bucket (block L's
 // tensors, or the rest: embeddings, final LayerNorm, untied lm_head) is final
 // once the backward has run the earliest tape entry that reads one of its
-// tensors: block L's first LayerNorm (ln_1, the tape's layernorm 2L in the
-// GPT forward's order), and the embedding (entry 0) for the rest. Its sum
+// tensors: the first entry of block L, as the model marked the block on the
+// tape (autograd::BlockMark, TapeBlock), and the embedding (entry 0) for the
+// rest. Its sum
 // across ranks (MPI_Iallreduce) starts right then, while the
 // backward goes on with the blocks below, and the optimizer waits for all of
 // them (Distributed::wait_sums). Last computed, first sent, as PyTorch DDP
@@ -29,9 +30,9 @@ class GradBuckets {
  public:
   explicit GradBuckets(const nn::ParameterStore& store);
 
-  // Before the backward pass: finds, on the GPT forward's tape, the entry
-  // after which each bucket is final; a tape of another shape sends every
-  // bucket at the end. No heap allocation.
+  // Before the backward pass: reads the tape's block marks for the entry
+  // after which each bucket is final; a bucket of a block the tape did not
+  // mark is sent at the end. No heap allocation.
   void plan(const autograd::Tape& tape);
   // Called after tape entry i's backward: starts the buckets it completed
   // and lets MPI progress the ones already started.

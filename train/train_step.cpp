@@ -7,13 +7,15 @@
 #include <utility>
 
 #include "autograd/ops.h"
+#include "autograd/planner.h"
 
 namespace train {
 
 TrainStep::TrainStep(nn::GPT& model, const StepShape& shape)
     : model_(model),
       shape_(shape),
-      arena_(nn::training_arena_floats(model.config, shape.batch_size)),
+      plan_(nn::gpt_training_plan(model, shape.batch_size, shape.time)),
+      arena_(plan_.total_floats),
       inputs_(static_cast<size_t>(shape.batch_size * shape.time)),
       targets_(inputs_.size()) {}
 
@@ -35,18 +37,19 @@ StepResult TrainStep::run(BatchSource& batches, tg::Rng& rng, const AdamWConfig&
     // 1. Sampler: one micro-batch, then its dropout seed, from the run's stream.
     batches.fill(inputs_.data(), targets_.data(), rng);
     const uint64_t dropout_seed = rng.next_u64();
-    // 2. Forward, taped, into a fresh arena and tape.
+    // 2. Forward, taped, into the planned arena block (Note [Memory planner]).
     arena_.reset();
     tape_.clear();
-    autograd::OpContext ctx{&arena_, &tape_};
-    autograd::Tensor logits = nn::gpt_forward(ctx, model_, inputs_.data(), B, T, dropout_seed);
+    tape_.use_plan(plan_, arena_.alloc(plan_.total_floats));
+    const autograd::OpContext ctx{&arena_, &tape_};
     // 3. Loss: mean cross-entropy over the B*T targets.
-    autograd::Tensor loss = autograd::cross_entropy(ctx, std::move(logits), targets_.data());
+    const autograd::Tensor loss =
+        nn::gpt_loss(ctx, model_, inputs_.data(), targets_.data(), B, T, dropout_seed);
     // 4. Backward: adds into store.grads, each micro-batch 1/K of the mean gradient.
     const std::function<void(size_t)>* after_entry =
         reducer_ && k == last_own ? reducer_->during_last_backward(tape_) : nullptr;
-    if (after_entry) tape_.backward(loss, arena_, 1.0f / static_cast<float>(K), *after_entry);
-    else tape_.backward(loss, arena_, 1.0f / static_cast<float>(K));
+    if (after_entry) tape_.backward(loss, 1.0f / static_cast<float>(K), *after_entry);
+    else tape_.backward(loss, 1.0f / static_cast<float>(K));
     loss_sum += loss.data[0];
   }
 

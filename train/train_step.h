@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "autograd/arena.h"
+#include "autograd/planner.h"
 #include "autograd/base/rng.h"
 #include "autograd/tape.h"
 #include "nn/gpt.h"
@@ -66,8 +67,9 @@ struct StepResult {
 
 class TrainStep {
  public:
-  // The arena is sized up front for one micro-batch (nn::training_arena_floats),
-  // so after the first step a step allocates nothing (tests/nn/test_no_alloc.cpp).
+  // One micro-batch is planned up front (nn::gpt_training_plan) and the arena
+  // sized from the plan, so a step allocates nothing on the heap once the
+  // tape has its capacity (tests/nn/test_no_alloc.cpp).
   TrainStep(nn::GPT& model, const StepShape& shape);
 
   // Runs one step as optimizer step number `step` (1-based, AdamW's bias
@@ -80,10 +82,14 @@ class TrainStep {
 
   // The activation arena, free between steps: evaluation reuses it.
   autograd::Arena& arena() { return arena_; }
+  // The memory plan every micro-batch runs under, and the last one's tape.
+  const autograd::MemoryPlan& plan() const { return plan_; }
+  const autograd::Tape& tape() const { return tape_; }
 
  private:
   nn::GPT& model_;
   StepShape shape_;
+  autograd::MemoryPlan plan_;
   autograd::Arena arena_;
   autograd::Tape tape_;
   std::vector<int32_t> inputs_, targets_;

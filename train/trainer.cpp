@@ -385,7 +385,7 @@ MemoryEstimate estimate_memory(const nn::GPT& model, int64_t B) {
   m.parameters = model.store.total * 4;
   m.gradients = m.parameters;
   m.moments = 2 * m.parameters;
-  m.activations = nn::training_arena_floats(c, B) * 4;
+  m.activations = nn::gpt_training_plan(model, B, c.block_size).total_floats * 4;
   return m;
 }
 

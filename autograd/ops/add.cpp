@@ -8,13 +8,17 @@ namespace {
 
 struct AddRecord {
   static constexpr const char* kName = "add";
+  float* out;
   float* da;  // either may be null
   float* db;
   const float* dout;
+  const float* a;
+  const float* b;
   int64_t n;
 
+  void forward() const { kernels::add_forward(out, a, b, n); }
   // ∂(a+b)/∂a = ∂(a+b)/∂b = 1
-  void backward(Arena&) const {
+  void backward() const {
     if (da) kernels::accumulate(da, dout, n);
     if (db) kernels::accumulate(db, dout, n);
   }
@@ -24,10 +28,10 @@ struct AddRecord {
 
 Tensor add(const OpContext& ctx, const Tensor& a, const Tensor& b) {
   TG_CHECK(a.numel() == b.numel());
-  const bool record = ctx.tape && any_needs_grad(a, b);
+  const bool record = records(ctx, a, b);
   Tensor out = new_output(ctx, a, a.shape[a.ndim - 1], record);
-  kernels::add_forward(out.data, a.data, b.data, a.numel());
-  if (record) record_op(ctx, AddRecord{a.grad, b.grad, out.grad, a.numel()}, out);
+  run_op(ctx, AddRecord{out.data, a.grad, b.grad, out.grad, a.data, b.data, a.numel()}, record,
+         out, {{&a, &b}});
   return out;
 }
 

@@ -12,16 +12,21 @@ namespace {
 
 struct AttentionRecord {
   static constexpr const char* kName = "attention";
+  float* out;    // read again by backward: never modified in place
+  float* lse;    // [B,NH,T], saved for backward
+  float* probs;  // [B,NH,T,T] for looking at (inference only), or null
   float* dqkv;
   const float* dout;
-  const float* out;  // the forward output, never modified in place
   const float* qkv;
-  const float* lse;  // [B,NH,T], saved by the forward
   int64_t B, T, C, NH;
   float dropout_p;
   uint64_t seed;
 
-  void backward(Arena&) const {
+  void forward() const {
+    kernels::attention_flash_forward(out, lse, qkv, B, T, C, NH, dropout_p, seed);
+    if (probs) kernels::attention_flash_probs(probs, qkv, lse, B, T, C, NH);
+  }
+  void backward() const {
     kernels::attention_flash_backward(dqkv, dout, out, qkv, lse, B, T, C, NH, dropout_p, seed);
   }
 };
@@ -33,18 +38,13 @@ Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, float 
   TG_CHECK(qkv.ndim == 3 && qkv.size(2) % 3 == 0);
   const int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3, NH = n_head;
   TG_CHECK(C % NH == 0);
-  const bool record = ctx.tape && any_needs_grad(qkv);
-  TG_CHECK(!record || !ctx.data);  // backward reads the output: not scratch
+  const bool record = records(ctx, qkv);
   // Dropout only while training (a tape), as the dropout op.
   const float p = ctx.tape ? dropout_p : 0.0f;
   Tensor out = new_output(ctx, qkv, C, record);
-  float* lse = ctx.arena->alloc(B * NH * T);
-  kernels::attention_flash_forward(out.data, lse, qkv.data, B, T, C, NH, p, seed);
-  if (probs) kernels::attention_flash_probs(probs, qkv.data, lse, B, T, C, NH);
-  if (record)
-    record_op(ctx,
-              AttentionRecord{qkv.grad, out.grad, out.data, qkv.data, lse, B, T, C, NH, p, seed},
-              out);
+  float* lse = new_saved(ctx, B * NH * T, record);
+  run_op(ctx, AttentionRecord{out.data, lse, probs, qkv.grad, out.grad, qkv.data, B, T, C, NH, p, seed},
+         record, out, {{&qkv}, /*backward reads qkv*/ 0b1, /*and its output*/ true});
   return out;
 }
 

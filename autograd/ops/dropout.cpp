@@ -9,23 +9,26 @@ namespace {
 
 struct DropoutRecord {
   static constexpr const char* kName = "dropout";
+  float* out;
   float* dx;
   const float* dout;
+  const float* x;
   float p;
   uint64_t seed;
   int64_t n;
 
-  void backward(Arena&) const { kernels::dropout_backward(dx, dout, p, seed, n); }
+  void forward() const { kernels::dropout_forward(out, x, p, seed, n); }
+  void backward() const { kernels::dropout_backward(dx, dout, p, seed, n); }
 };
 
 }  // namespace
 
 Tensor dropout(const OpContext& ctx, const Tensor& x, float p, uint64_t seed) {
   if (!ctx.tape || p <= 0.0f) return x;  // Note [No hidden modes]
-  const bool record = any_needs_grad(x);
+  const bool record = records(ctx, x);
   Tensor out = new_output(ctx, x, x.shape[x.ndim - 1], record);
-  kernels::dropout_forward(out.data, x.data, p, seed, x.numel());
-  if (record) record_op(ctx, DropoutRecord{x.grad, out.grad, p, seed, x.numel()}, out);
+  run_op(ctx, DropoutRecord{out.data, x.grad, out.grad, x.data, p, seed, x.numel()}, record, out,
+         {{&x}});
   return out;
 }
 

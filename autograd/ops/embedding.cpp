@@ -8,13 +8,17 @@ namespace {
 
 struct EmbeddingRecord {
   static constexpr const char* kName = "embedding";
+  float* out;
   float* dwte;  // either may be null
   float* dwpe;
   const float* dout;
   const int32_t* ids;
+  const float* wte;
+  const float* wpe;
   int64_t B, T, C;
 
-  void backward(Arena&) const { kernels::embedding_backward(dwte, dwpe, dout, ids, B, T, C); }
+  void forward() const { kernels::embedding_forward(out, ids, wte, wpe, B, T, C); }
+  void backward() const { kernels::embedding_backward(dwte, dwpe, dout, ids, B, T, C); }
 };
 
 }  // namespace
@@ -23,10 +27,10 @@ Tensor embedding(const OpContext& ctx, const int32_t* ids, int64_t B, int64_t T,
                  const Tensor& wpe) {
   const int64_t C = wte.size(1);
   TG_CHECK(wpe.size(1) == C && T <= wpe.size(0));
-  const bool record = ctx.tape && any_needs_grad(wte, wpe);
+  const bool record = records(ctx, wte, wpe);
   Tensor out = new_output(ctx, tensor_view(nullptr, nullptr, {B, T, C}), C, record);
-  kernels::embedding_forward(out.data, ids, wte.data, wpe.data, B, T, C);
-  if (record) record_op(ctx, EmbeddingRecord{wte.grad, wpe.grad, out.grad, ids, B, T, C}, out);
+  run_op(ctx, EmbeddingRecord{out.data, wte.grad, wpe.grad, out.grad, ids, wte.data, wpe.data, B, T, C},
+         record, out, {{&wte, &wpe}});
   return out;
 }
 

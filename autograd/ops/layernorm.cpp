@@ -1,5 +1,7 @@
 // The LayerNorm op over the last dimension (eps 1e-5), saving each row's
-// mean and 1/std for backward.
+// mean and 1/std for backward. Cheaper to run again than to keep: the
+// planner may recompute its output in backward (Note [Memory planner] in
+// planner.h); the rerun writes the saved mean and 1/std again, same bits.
 // Gradient check: tests/autograd/test_ops_gradcheck.cpp [layernorm].
 #include "autograd/ops/op_support.h"
 
@@ -9,36 +11,22 @@ namespace {
 
 struct LayerNormRecord {
   static constexpr const char* kName = "layernorm";
-  float* dx;  // any of the three may be null
+  static constexpr bool kRecomputable = true;
+  float* out;
+  float* mean;  // [N], saved for backward
+  float* rstd;  // [N]
+  float* dx;    // any of the three may be null
   float* dweight;
   float* dbias;
   const float* dout;
   const float* x;
   const float* weight;
-  const float* mean;  // [N], saved by the forward
-  const float* rstd;  // [N]
-  int64_t N, C;
-
-  void backward(Arena&) const {
-    kernels::layernorm_backward(dx, dweight, dbias, dout, x, weight, mean, rstd, N, C);
-  }
-};
-
-// Note [Scratch activations]: runs before the backwards that read out. The
-// mean and 1/std come out as the forward's did; they go to buffers of their
-// own, as the forward's are not at hand.
-struct LayerNormRecomputeRecord {
-  static constexpr const char* kName = "layernorm_recompute";
-  float* out;
-  float* mean;
-  float* rstd;
-  const float* x;
-  const float* weight;
   const float* bias;  // may be null
   int64_t N, C;
 
-  void backward(Arena&) const {
-    kernels::layernorm_forward(out, mean, rstd, x, weight, bias, N, C);
+  void forward() const { kernels::layernorm_forward(out, mean, rstd, x, weight, bias, N, C); }
+  void backward() const {
+    kernels::layernorm_backward(dx, dweight, dbias, dout, x, weight, mean, rstd, N, C);
   }
 };
 
@@ -47,26 +35,15 @@ struct LayerNormRecomputeRecord {
 Tensor layernorm(const OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t C = x.shape[x.ndim - 1], N = rows(x);
   TG_CHECK(weight.numel() == C && (!bias.defined() || bias.numel() == C));
-  const bool record = ctx.tape && any_needs_grad(x, weight, bias);
+  const bool record = records(ctx, x, weight, bias);
   Tensor out = new_output(ctx, x, C, record);
-  float* mean = ctx.arena->alloc(N);
-  float* rstd = ctx.arena->alloc(N);
-  kernels::layernorm_forward(out.data, mean, rstd, x.data, weight.data, bias.data, N, C);
-  if (record)
-    record_op(ctx,
-              LayerNormRecord{x.grad, weight.grad, bias.grad, out.grad, x.data, weight.data, mean,
-                              rstd, N, C},
-              out);
+  float* mean = new_saved(ctx, N, record);
+  float* rstd = new_saved(ctx, N, record);
+  run_op(ctx,
+         LayerNormRecord{out.data, mean, rstd, x.grad, weight.grad, bias.grad, out.grad, x.data,
+                         weight.data, bias.data, N, C},
+         record, out, {{&x, &weight, &bias}, /*backward reads x*/ 0b001});
   return out;
-}
-
-void layernorm_recompute(const OpContext& ctx, const Tensor& out, const Tensor& x,
-                         const Tensor& weight, const Tensor& bias) {
-  TG_CHECK(out.numel() == x.numel());
-  if (!ctx.tape) return;
-  const int64_t C = x.shape[x.ndim - 1], N = rows(x);
-  ctx.tape->record(LayerNormRecomputeRecord{out.data, ctx.arena->alloc(N), ctx.arena->alloc(N),
-                                            x.data, weight.data, bias.data, N, C});
 }
 
 }  // namespace autograd

@@ -1,6 +1,6 @@
-// What every op file shares: fresh outputs from the arena, their gradients
-// placed as the caller asks, recording, and small shape helpers. Private to
-// autograd/ops/.
+// What every op file shares: fresh outputs and saved buffers (from the tape
+// when the op records, else from the arena), running and recording a record,
+// and small shape helpers. Private to autograd/ops/.
 #pragma once
 
 #include <cstdint>
@@ -9,48 +9,46 @@
 
 namespace autograd {
 
-// Whether an input needs a gradient. An input whose gradient lies over its
-// data takes a consumer that writes it rather than adds to it (Note
-// [Gradient liveness]): only cross_entropy does, so every other op refuses
-// such an input.
-inline bool needs_grad_added(const Tensor& t) {
-  TG_CHECK(!t.needs_grad() || t.grad != t.data);
-  return t.needs_grad();
+// Whether an op records: a tape, and some input that needs a gradient. (A
+// planned tensor's gradient may share floats with its data when their lives
+// do not overlap; it lies over the data while both live only for
+// cross_entropy, which the planner checks: Note [Gradient over data].)
+inline bool records(const OpContext& ctx, const Tensor& a, const Tensor& b = Tensor{},
+                    const Tensor& c = Tensor{}) {
+  return ctx.tape != nullptr && (a.needs_grad() || b.needs_grad() || c.needs_grad());
 }
 
-inline bool any_needs_grad(const Tensor& a, const Tensor& b = Tensor{},
-                           const Tensor& c = Tensor{}) {
-  const bool na = needs_grad_added(a), nb = needs_grad_added(b), nc = needs_grad_added(c);
-  return na || nb || nc;
-}
-
-// A fresh output with `like`'s leading shape and last dimension `last`, its
-// data in ctx.data when the caller gives scratch storage (Note [Scratch
-// activations]). Its gradient exists only when it will be recorded on the
-// tape, where ctx.grad places it (Note [Gradient liveness]); a buffer of its
-// own starts zeroed, for accumulation.
+// A fresh output with `like`'s leading shape and last dimension `last`. A
+// recorded op's output is a tensor of the tape, which places its data and its
+// gradient (Note [Tape modes]); otherwise its data comes from the arena and it
+// has no gradient.
 inline Tensor new_output(const OpContext& ctx, const Tensor& like, int64_t last, bool record) {
   Tensor out = like;
   out.shape[out.ndim - 1] = last;
-  const int64_t n = out.numel();
-  out.data = ctx.data ? ctx.data : ctx.arena->alloc(n);
   out.grad = nullptr;
-  if (!record) return out;
-  switch (ctx.grad.kind) {
-    case GradPlacement::Kind::Own: out.grad = ctx.arena->alloc_zeroed(n); break;
-    case GradPlacement::Kind::Shared: out.grad = ctx.grad.buffer; break;
-    case GradPlacement::Kind::OverData: out.grad = out.data; break;
-  }
-  TG_CHECK(out.grad);
+  out.id = -1;
+  if (record) ctx.tape->new_tensor(*ctx.arena, out);
+  else out.data = ctx.arena->alloc(out.numel());
   return out;
 }
 
-// Records r, the backward of the op that produced `out`; a gradient in
-// shared storage is zeroed once r's backward has read it.
+// n floats the op's backward reads (e.g. LayerNorm's saved mean).
+inline float* new_saved(const OpContext& ctx, int64_t n, bool record) {
+  return record ? ctx.tape->new_buffer(*ctx.arena, n, BufferRole::Saved) : ctx.arena->alloc(n);
+}
+// n floats only the op's forward uses.
+inline float* new_scratch(const OpContext& ctx, int64_t n, bool record) {
+  return record ? ctx.tape->new_buffer(*ctx.arena, n, BufferRole::Scratch) : ctx.arena->alloc(n);
+}
+
+// Runs r's forward kernel, except on a tape that is only being planned
+// (Note [Tape modes]), and records r as the entry that made `out`, reading
+// `uses.inputs`, when the op records.
 template <class Record>
-void record_op(const OpContext& ctx, const Record& r, const Tensor& out) {
-  const bool shared = ctx.grad.kind == GradPlacement::Kind::Shared;
-  ctx.tape->record(r, shared ? out.grad : nullptr, out.numel());
+void run_op(const OpContext& ctx, const Record& r, bool record, const Tensor& out,
+            const EntryUses& uses) {
+  if (!ctx.tape || ctx.tape->runs_kernels()) r.forward();
+  if (record) ctx.tape->record(r, out, uses);
 }
 
 // Rows of a tensor seen as [rows, last dimension].

@@ -72,7 +72,7 @@ void check_op(std::vector<Leaf*> leaves,
   REQUIRE(out.needs_grad());
   FVec r = to_float(random_vector<double>(out.numel(), rng));
   for (int64_t i = 0; i < out.numel(); ++i) out.grad[i] = r[i];
-  tape.replay_backward(arena);
+  tape.replay_backward();
   // Central differences of the same recorded forward (a throwaway tape keeps
   // dropout active, as in training).
   auto loss = [&] {

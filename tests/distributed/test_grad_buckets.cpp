@@ -4,6 +4,7 @@
 // belongs to exactly one bucket.
 #include <catch2/catch.hpp>
 
+#include <string>
 #include <vector>
 
 #include "nn/model_fixture.h"
@@ -18,7 +19,7 @@ TEST_CASE("gradient buckets complete from the last block to the embeddings", "[d
     c.tied = tied;
     nn::GPT m = testing::tiny_model(c);
     const testing::Batch b = testing::tiny_batch(2, c.block_size, c.vocab_size);
-    autograd::Arena arena(nn::training_arena_floats(c, b.B));
+    autograd::Arena arena;
     autograd::Tape tape;
     autograd::Tensor loss;
     testing::model_loss(m, b, arena, &tape, &loss);
@@ -28,7 +29,7 @@ TEST_CASE("gradient buckets complete from the last block to the embeddings", "[d
     buckets.plan(tape);
     std::vector<size_t> order;  // bucket ready indices, in the order the backward reaches them
     train::Distributed one;  // one process: start_sum does nothing
-    tape.backward(loss, arena, 1.0f, [&](size_t i) {
+    tape.backward(loss, 1.0f, [&](size_t i) {
       buckets.entry_done(i, one, m.store.grads.data());
       order.push_back(i);
     });
@@ -39,6 +40,12 @@ TEST_CASE("gradient buckets complete from the last block to the embeddings", "[d
     REQUIRE(buckets.ready_at(3) > buckets.ready_at(2));
     REQUIRE(buckets.ready_at(2) > buckets.ready_at(1));
     REQUIRE(buckets.ready_at(1) > 0);
+    // Each block's bucket is final at the block's first entry, its ln_1.
+    for (size_t l = 0; l < 3; ++l) {
+      REQUIRE(tape.blocks()[l].layer == static_cast<int64_t>(l));
+      CHECK(buckets.ready_at(l + 1) == tape.blocks()[l].begin);
+      CHECK(std::string(tape.op_name(tape.blocks()[l].begin)) == "layernorm");
+    }
     REQUIRE(buckets.elements() == m.store.num_parameters());
   }
 }

@@ -23,7 +23,7 @@ void check_model(const nn::GPTConfig& c, const char* label) {
   autograd::Tape tape;
   autograd::Tensor loss;
   testing::model_loss(m, batch, arena, &tape, &loss);
-  tape.backward(loss, arena);
+  tape.backward(loss);
 
   tg::Rng rng(5);
   testing::GradcheckStats stats;

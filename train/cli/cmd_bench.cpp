@@ -8,6 +8,8 @@
 #include <cstdio>
 
 #include "autograd/kernels/blas_setup.h"
+#include "autograd/planner.h"
+#include "nn/gpt.h"
 #include "nn/params.h"
 #include "train/bench.h"
 #include "train/cli/cli_util.h"
@@ -66,7 +68,8 @@ int cmd_bench(int argc, char** argv) {
                         "Measure training throughput, memory and where a step's time goes, plus\n"
                         "KV-cache sampling speed, on synthetic tokens.\n"
                         "  tapegpt bench --shape S|M|G|demo [--batch-size B] [--block-size T] [--steps N]\n"
-                        "  tapegpt bench --sgemm-rate    (OpenBLAS's own rate, square 1024-2048)");
+                        "  tapegpt bench --sgemm-rate    (OpenBLAS's own rate, square 1024-2048)\n"
+                        "  tapegpt bench --shape S --tape  (one step's recorded graph and memory plan)");
   opts.add_options()
       ("shape", "S, M, G (see BENCHMARKS.md) or a preset name", cxxopts::value<std::string>()->default_value("S"))
       ("batch-size", "sequences per step (default: the shape's)", cxxopts::value<int64_t>())
@@ -75,6 +78,7 @@ int cmd_bench(int argc, char** argv) {
       ("warmup", "untimed steps first", cxxopts::value<int64_t>()->default_value("3"))
       ("sample-tokens", "tokens to sample with the KV cache (0 = skip)", cxxopts::value<int64_t>()->default_value("64"))
       ("no-profile", "skip the per-kernel profile")
+      ("tape", "print the recorded graph of one training step (ops, shapes, where each buffer lives, the backward order with its recomputations) and exit")
       ("naive-attention", "also time one layer's naive T×T attention kernels against the blockwise ones")
       ("sgemm-rate", "only measure OpenBLAS's sgemm rate: square 1024, 1536, 2048, median of 7 calls each")
       ("json", "one JSON object instead of text");
@@ -83,7 +87,7 @@ int cmd_bench(int argc, char** argv) {
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
   if (r.count("sgemm-rate")) {
     for (const char* flag : {"shape", "batch-size", "block-size", "steps", "warmup", "sample-tokens", "no-profile",
-                             "naive-attention"})
+                             "naive-attention", "tape"})
       if (r.count(flag))
         throw tg::UsageError(std::string("--sgemm-rate measures only OpenBLAS's sgemm; drop --") + flag);
     return print_sgemm_rate(r.count("json") > 0);
@@ -92,6 +96,16 @@ int cmd_bench(int argc, char** argv) {
   o.model = bench_shape(get<std::string>(r, "shape"), &o.batch_size);
   if (r.count("batch-size")) o.batch_size = get<int64_t>(r, "batch-size");
   if (r.count("block-size")) o.model.block_size = get<int64_t>(r, "block-size");
+  if (r.count("tape")) {
+    const std::string err = nn::config_error(o.model);
+    if (!err.empty()) throw tg::UsageError(err);
+    if (o.batch_size < 1) throw tg::UsageError("--batch-size must be at least 1");
+    const nn::GPT model = nn::gpt_create(o.model, nn::parameter_store_create(o.model));
+    autograd::Tape tape;
+    nn::gpt_record_step(tape, model, o.batch_size, o.model.block_size);
+    std::fputs(autograd::tape_dump(tape, autograd::plan_memory(tape)).c_str(), stdout);
+    return 0;
+  }
   o.steps = get<int64_t>(r, "steps");
   o.warmup = get<int64_t>(r, "warmup");
   o.sample_tokens = get<int64_t>(r, "sample-tokens");

@@ -285,9 +285,11 @@ TEST_CASE("rope backward undoes rope forward (the rotation is orthogonal)", "[ke
   FVec rotated(fx.size()), back(fx.size(), 0.0f);
   kernels::rope_forward(rotated.data(), fx.data(), B, T, C, NH, pos0);
   kernels::rope_backward(back.data(), rotated.data(), B, T, C, NH, pos0);
-  // Rᵀ·R = I: each of the two rotations is within 3 u of (|x| + |y|) of its
-  // pair (the bounds above, with |cos|, |sin| ≤ 1), the second applied to a
-  // pair of size ≤ √2·(|x| + |y|): 3 + 3·√2 < 8 u·(|x| + |y|). v: a copy.
+  // Rᵀ·R = I up to rounding. Each rotation errs by at most 3 u·(|x| + |y|)
+  // per element of its pair (the bounds above, with |cos|, |sin| ≤ 1). The
+  // first's error vector, of norm ≤ √2·3 u·(|x| + |y|), passes through the
+  // orthogonal second unchanged in norm; the second's own is ≤ 3 u·(|x'| +
+  // |y'|) ≤ 3√2 u·(|x| + |y|), as |x'| + |y'| ≤ √2·‖(x, y)‖: 6√2 < 9. v: a copy.
   Vec s = abs_of(x);
   for (int64_t r = 0; r < B * T; ++r)
     for (int64_t part = 0; part < 2; ++part)
@@ -296,7 +298,7 @@ TEST_CASE("rope backward undoes rope forward (the rotation is orthogonal)", "[ke
           const int64_t ix = r * C3 + part * C + h * HS + i, iy = ix + HS / 2;
           s[ix] = s[iy] = std::fabs(x[ix]) + std::fabs(x[iy]);
         }
-  require_within(back, x, s, 8, "rope_backward(rope_forward(x))");
+  require_within(back, x, s, 9, "rope_backward(rope_forward(x))");
   for (int64_t r = 0; r < B * T; ++r)
     for (int64_t c = 2 * C; c < C3; ++c) REQUIRE(back[r * C3 + c] == fx[r * C3 + c]);
 }
@@ -363,9 +365,9 @@ TEST_CASE("swiglu kernels match the reference", "[kernels][swiglu]") {
   // on the output's own size.
   require_within(fout, out, abs_of(out), 8, "swiglu out");
   // da: e·σ = 1 - σ 9 u, a·(1 - σ) 10, 1 + it 11 of (1 + |a|·(1 - σ)); dout·b
-  // 1, ·σ 1 + 5, ·(1 + …) 1 + 11, the accumulation 1: 20, on
+  // 1, ·σ 1 + 5, ·(1 + …) 1 + 11, the accumulation 1: 20 (+1), on
   // |dout·b|·σ·(1 + |a|·(1 - σ)) + |da₀|. db: a·σ 6, ·dout 1, the
-  // accumulation 1: 8, on |dout·a·σ| + |db₀|.
+  // accumulation 1: 8 (+1), on |dout·a·σ| + |db₀|.
   Vec dx = random_vector(N * 2 * H, rng);
   Vec sa(N * H), sb(N * H);
   for (int64_t n = 0; n < N; ++n)
@@ -388,6 +390,6 @@ TEST_CASE("swiglu kernels match the reference", "[kernels][swiglu]") {
       fda[n * H + c] = fdx[n * 2 * H + c];
       fdb[n * H + c] = fdx[n * 2 * H + H + c];
     }
-  require_within(fda, da, sa, 20, "swiglu da");
-  require_within(fdb, db, sb, 8, "swiglu db");
+  require_within(fda, da, sa, 21, "swiglu da");
+  require_within(fdb, db, sb, 9, "swiglu db");
 }

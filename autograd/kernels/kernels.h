@@ -66,6 +66,48 @@ void gelu_forward(float* out, const float* inp, int64_t n, GeluKind kind = GeluK
 void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n,
                    GeluKind kind = GeluKind::Tanh);
 
+// ---- RMSNorm over the last dimension, eps 1e-5 -------------------------------
+// out = inp · rstd · weight, rstd[n] = 1/√(mean_c(inp²) + eps), saved for
+// backward. No mean is subtracted and there is no bias (Llama's norm).
+constexpr float kRMSNormEps = 1e-5f;
+void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int64_t N,
+                     int64_t C);
+// With x̂ = inp·rstd and g = dout·weight:
+//   dinp += rstd · (g - x̂ · mean_c(g·x̂)),  dweight += Σ_n dout·x̂.
+void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
+                      const float* weight, const float* rstd, int64_t N, int64_t C);
+
+// ---- rotary position embedding (RoPE) on q and k of qkv[B,T,3C] -------------
+// Head h owns channels h·HS…(h+1)·HS-1 of q and of k (as the attention
+// kernels). Within a head the pairs are (i, i + HS/2) for i < HS/2
+// ("rotate_half", as HF Llama and GPT-NeoX), rotated by the angle
+// (pos0 + t)·θ_i, θ_i = 10000^(-2i/HS):
+//   x' = x·cos - y·sin,  y' = x·sin + y·cos;  v is copied unchanged.
+// cos and sin are computed in double, then rounded to float, so results do
+// not depend on the libm vector path. out may alias qkv exactly (in place:
+// the KV-cache decode rotates one row with B = T = 1, pos0 = its position).
+// HS must be even.
+void rope_forward(float* out, const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
+                  int64_t pos0);
+// The rotation is orthogonal, so its backward is its transpose (the angle
+// negated): dqkv's q and k parts += the inverse rotation of dout's,
+//   dx += dx'·cos + dy'·sin,  dy += -dx'·sin + dy'·cos;  dv += dout's v part.
+void rope_backward(float* dqkv, const float* dout, int64_t B, int64_t T, int64_t C, int64_t NH,
+                   int64_t pos0);
+
+// ---- ReLU²: out = max(x, 0)² (n elements) -------------------------------------
+void relu2_forward(float* out, const float* inp, int64_t n);
+// dinp += dout · 2·max(x, 0)
+void relu2_backward(float* dinp, const float* dout, const float* inp, int64_t n);
+
+// ---- SwiGLU: inp[N,2H] holds the gate a = inp[n, 0:H] and the value ----------
+// b = inp[n, H:2H] side by side; out[N,H] = silu(a)·b, silu(a) = a·σ(a).
+void swiglu_forward(float* out, const float* inp, int64_t N, int64_t H);
+// silu'(a) = σ(a)·(1 + a·(1 - σ(a))), so
+//   da += dout·b·σ(a)·(1 + a·(1 - σ(a))),  db += dout·silu(a),
+// written into dinp[N,2H] at the places of a and b.
+void swiglu_backward(float* dinp, const float* dout, const float* inp, int64_t N, int64_t H);
+
 // ---- causal multi-head self-attention --------------------------------------
 // The naive pair, which stores every T×T probability map: training runs the
 // blockwise pair (attention_flash.h); tests compare the two and

@@ -121,6 +121,95 @@ void gelu_backward(double* dinp, const double* dout, const double* inp, int64_t 
   }
 }
 
+void rmsnorm_forward(double* out, double* rstd, const double* inp, const double* weight,
+                     int64_t N, int64_t C) {
+  for (int64_t n = 0; n < N; ++n) {
+    const double* x = inp + n * C;
+    double ms = 0.0;
+    for (int64_t c = 0; c < C; ++c) ms += x[c] * x[c];
+    ms /= C;
+    const double s = 1.0 / std::sqrt(ms + 1e-5);
+    for (int64_t c = 0; c < C; ++c) out[n * C + c] = x[c] * s * weight[c];
+    rstd[n] = s;
+  }
+}
+
+void rmsnorm_backward(double* dinp, double* dweight, const double* dout, const double* inp,
+                      const double* weight, const double* rstd, int64_t N, int64_t C) {
+  for (int64_t n = 0; n < N; ++n) {
+    const double* x = inp + n * C;
+    const double* d = dout + n * C;
+    double gx_mean = 0.0;
+    for (int64_t c = 0; c < C; ++c) gx_mean += d[c] * weight[c] * x[c] * rstd[n];
+    gx_mean /= C;
+    for (int64_t c = 0; c < C; ++c) {
+      const double xhat = x[c] * rstd[n];
+      if (dinp) dinp[n * C + c] += rstd[n] * (d[c] * weight[c] - xhat * gx_mean);
+      if (dweight) dweight[c] += d[c] * xhat;
+    }
+  }
+}
+
+// Rotates pair (x, y) = (p[i], p[i + HS/2]) of every head of q and k by
+// sign·(pos0 + t)·θ_i, θ_i = 10000^(-2i/HS), adding into dst (sign -1: the
+// transpose), and adds v unchanged.
+static void rope_rotate_add(double* dst, const double* src, int64_t B, int64_t T, int64_t C,
+                            int64_t NH, int64_t pos0, double sign) {
+  const int64_t HS = C / NH;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t t = 0; t < T; ++t) {
+      const double* p = src + (b * T + t) * 3 * C;
+      double* o = dst + (b * T + t) * 3 * C;
+      for (int64_t part = 0; part < 2; ++part)  // q, k
+        for (int64_t h = 0; h < NH; ++h)
+          for (int64_t i = 0; i < HS / 2; ++i) {
+            const int64_t ix = part * C + h * HS + i, iy = ix + HS / 2;
+            const double theta = std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(HS));
+            const double angle = sign * static_cast<double>(pos0 + t) * theta;
+            o[ix] += p[ix] * std::cos(angle) - p[iy] * std::sin(angle);
+            o[iy] += p[ix] * std::sin(angle) + p[iy] * std::cos(angle);
+          }
+      for (int64_t c = 2 * C; c < 3 * C; ++c) o[c] += p[c];
+    }
+}
+
+void rope_forward(double* out, const double* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
+                  int64_t pos0) {
+  for (int64_t i = 0; i < B * T * 3 * C; ++i) out[i] = 0.0;
+  rope_rotate_add(out, qkv, B, T, C, NH, pos0, 1.0);
+}
+
+void rope_backward(double* dqkv, const double* dout, int64_t B, int64_t T, int64_t C, int64_t NH,
+                   int64_t pos0) {
+  rope_rotate_add(dqkv, dout, B, T, C, NH, pos0, -1.0);
+}
+
+void relu2_forward(double* out, const double* inp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = inp[i] > 0.0 ? inp[i] * inp[i] : 0.0;
+}
+
+void relu2_backward(double* dinp, const double* dout, const double* inp, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dinp[i] += dout[i] * (inp[i] > 0.0 ? 2.0 * inp[i] : 0.0);
+}
+
+void swiglu_forward(double* out, const double* inp, int64_t N, int64_t H) {
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < H; ++c) {
+      const double a = inp[n * 2 * H + c], b = inp[n * 2 * H + H + c];
+      out[n * H + c] = a / (1.0 + std::exp(-a)) * b;
+    }
+}
+
+void swiglu_backward(double* dinp, const double* dout, const double* inp, int64_t N, int64_t H) {
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < H; ++c) {
+      const double a = inp[n * 2 * H + c], b = inp[n * 2 * H + H + c], d = dout[n * H + c];
+      const double s = 1.0 / (1.0 + std::exp(-a));
+      dinp[n * 2 * H + c] += d * b * s * (1.0 + a * (1.0 - s));
+      dinp[n * 2 * H + H + c] += d * a * s;
+    }
+}
+
 void softmax_forward(double* probs, const double* logits, double temperature, int64_t N,
                      int64_t V) {
   for (int64_t n = 0; n < N; ++n) {

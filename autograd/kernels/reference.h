@@ -32,6 +32,25 @@ void gelu_forward(double* out, const double* inp, int64_t n, GeluKind kind = Gel
 void gelu_backward(double* dinp, const double* dout, const double* inp, int64_t n,
                    GeluKind kind = GeluKind::Tanh);
 
+// eps 1e-5, as kRMSNormEps.
+void rmsnorm_forward(double* out, double* rstd, const double* inp, const double* weight,
+                     int64_t N, int64_t C);
+void rmsnorm_backward(double* dinp, double* dweight, const double* dout, const double* inp,
+                      const double* weight, const double* rstd, int64_t N, int64_t C);
+
+// Angles and their cos and sin in double, never rounded to float.
+void rope_forward(double* out, const double* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
+                  int64_t pos0);
+void rope_backward(double* dqkv, const double* dout, int64_t B, int64_t T, int64_t C, int64_t NH,
+                   int64_t pos0);
+
+void relu2_forward(double* out, const double* inp, int64_t n);
+void relu2_backward(double* dinp, const double* dout, const double* inp, int64_t n);
+
+// σ(a) = 1/(1 + e^{-a}) with std::exp.
+void swiglu_forward(double* out, const double* inp, int64_t N, int64_t H);
+void swiglu_backward(double* dinp, const double* dout, const double* inp, int64_t N, int64_t H);
+
 // att keeps the undropped probabilities; dropout as Note [Attention dropout].
 void attention_forward(double* out, double* att, const double* qkv, int64_t B, int64_t T,
                        int64_t C, int64_t NH, double dropout_p = 0.0, uint64_t seed = 0);

@@ -90,6 +90,13 @@ def convert(args):
         if text(cfg["pos_encoding"]) != "learned":
             fail("nanoGPT has only learned position embeddings; this model uses "
                  f"{text(cfg['pos_encoding'])} positions and cannot be converted")
+        # Options nanoGPT's model cannot compute (absent in older checkpoints):
+        # its LayerNorm, GELU MLP [4C, C] would load some of these weights and
+        # silently compute another function, so refuse rather than write them.
+        for key, default, nanogpt in (("norm", "layernorm", "LayerNorm"), ("mlp", "gelu", "a GELU MLP")):
+            value = text(cfg[key]) if key in cfg else default
+            if value != default:
+                fail(f"nanoGPT has only {nanogpt}; this model uses {key} {value} and cannot be converted")
         gelu = text(cfg["gelu"]) if "gelu" in cfg else "tanh"
         if gelu not in ("tanh", "erf"):
             fail(f"/config gelu is '{gelu}', expected tanh or erf")

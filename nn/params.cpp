@@ -76,7 +76,7 @@ ParamLayout param_layout(const GPTConfig& c) {
     add_norm(h + "ln_2", R::MlpNormWeight, R::MlpNormBias);
     add(h + "mlp.c_fc.weight", R::MlpUpWeight, {up, C});
     add_bias(h + "mlp.c_fc.bias", R::MlpUpBias, up);
-    add(h + "mlp.c_proj.weight", R::MlpDownWeight, {C, 4 * C});
+    add(h + "mlp.c_proj.weight", R::MlpDownWeight, {C, mlp_hidden(c)});
     add_bias(h + "mlp.c_proj.bias", R::MlpDownBias, C);
   }
   layer = -1;

@@ -207,8 +207,6 @@ HfGpt2 hf_gpt2_import(const Safetensors& file, const std::string& config_json) {
   g.gelu = c.gelu;
   g.dropout = 0.0f;
   g.pos_encoding = nn::PosEncoding::Learned;
-  g.norm = nn::NormKind::LayerNorm;  // GPT-2 is always LayerNorm and a GELU MLP
-  g.mlp = nn::MlpKind::Gelu;
   const std::string err = nn::config_error(g);
   if (!err.empty()) throw tg::DataError("the model's shape" + from + " is not one tapegpt can run: " + err);
 

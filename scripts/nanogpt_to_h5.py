@@ -228,15 +228,6 @@ def convert():
             ckpt = {"model_args": {"n_head": opts.n_head}}
     args = model_args_of(ckpt, state)
     gelu = gelu_of(opts, ckpt)
-    # A variant that records an option nanoGPT's model lacks (RMSNorm, RoPE,
-    # ReLU², SwiGLU): its weights would load and compute something else.
-    for where in ("model_args", "config"):
-        recorded = ckpt.get(where, {}) if isinstance(ckpt, dict) else {}
-        for key, default in (("norm", "layernorm"), ("pos_encoding", "learned"), ("mlp", "gelu")):
-            value = recorded.get(key, default) if isinstance(recorded, dict) else default
-            if value != default:
-                fail(f"the checkpoint's {where} has {key}={value}; nanoGPT's format holds only "
-                     f"{key}={default} models, so it cannot be converted")
     if "transformer.wpe.weight" not in state:
         fail("the state_dict has no transformer.wpe.weight (tapegpt's sinusoidal models have none, "
              "but nanoGPT's always do)")
@@ -273,9 +264,6 @@ def convert():
             c.attrs["dropout"] = np.float64(args["dropout"])
             c.attrs["pos_encoding"] = fixed("learned")
             c.attrs["gelu"] = fixed(gelu)
-            # nanoGPT's model: LayerNorm, learned positions (above), a GELU MLP.
-            c.attrs["norm"] = fixed("layernorm")
-            c.attrs["mlp"] = fixed("gelu")
             m = f.create_group("model")
             for name in shapes:
                 checksummed(m, name, np.ascontiguousarray(state[name], dtype="<f4"))

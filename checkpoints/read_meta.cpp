@@ -26,14 +26,15 @@ nn::GPTConfig read_config(const Node& root) {
   c.bias = read_bool_attr(g, "bias");
   c.tied = read_bool_attr(g, "tied");
   c.dropout = static_cast<float>(read_double_attr(g, "dropout"));
-  const std::string pos = read_string_attr(g, "pos_encoding");
-  if (!nn::pos_encoding_parse(pos, &c.pos_encoding))
-    throw tg::DataError("/config pos_encoding is '" + pos + "', expected learned or sinusoidal");
-  // Checkpoints written before the attribute existed used the tanh GELU.
-  if (has_attr(g, "gelu")) {
-    const std::string gelu = read_string_attr(g, "gelu");
-    if (!nn::gelu_parse(gelu, &c.gelu))
-      throw tg::DataError("/config gelu is '" + gelu + "', expected tanh or erf");
+  // Note [Model choices] in nn/config.h. pos_encoding has always been
+  // written; a checkpoint from before any other one (gelu, norm, mlp) has
+  // the default (tanh GELU, LayerNorm, GELU MLP), as GPTConfig{} does.
+  for (const nn::ModelChoice& row : nn::model_choices()) {
+    if (!has_attr(g, row.key) && std::string(row.key) != "pos_encoding") continue;
+    const std::string name = read_string_attr(g, row.key);
+    if (!nn::choice_parse(row, name, &c))
+      throw tg::DataError("/config " + std::string(row.key) + " is '" + name + "', expected " +
+                          nn::choice_list(row));
   }
   const std::string err = nn::config_error(c);
   if (!err.empty()) throw tg::DataError("/config is invalid: " + err);

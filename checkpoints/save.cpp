@@ -49,8 +49,8 @@ void write_config(const Node& root, const nn::GPTConfig& c) {
   write_int_attr(g, "bias", c.bias ? 1 : 0);
   write_int_attr(g, "tied", c.tied ? 1 : 0);
   write_double_attr(g, "dropout", c.dropout);  // float -> double is exact
-  write_string_attr(g, "pos_encoding", nn::pos_encoding_name(c.pos_encoding));
-  write_string_attr(g, "gelu", nn::gelu_name(c.gelu));
+  // pos_encoding, gelu, norm, mlp: Note [Model choices] in nn/config.h.
+  for (const nn::ModelChoice& row : nn::model_choices()) write_string_attr(g, row.key, nn::choice_name(row, c));
 }
 
 // One float32 dataset per table entry, in PyTorch shape, straight from the

@@ -14,6 +14,13 @@ void linear_row(float* out, const float* in, const Tensor& w, const Tensor& b) {
   kernels::linear_forward(out, in, w.data, b.data, 1, w.size(1), w.size(0));
 }
 
+// out[C] = norm(x) for one row: LayerNorm (gain and bias) or RMSNorm (gain only).
+void norm_row(NormKind kind, float* out, float* mean, float* rstd, const float* x, const Tensor& w,
+              const Tensor& b, int64_t C) {
+  if (kind == NormKind::RMSNorm) kernels::rmsnorm_forward(out, rstd, x, w.data, 1, C);
+  else kernels::layernorm_forward(out, mean, rstd, x, w.data, b.data, 1, C);
+}
+
 }  // namespace
 
 Decoder::Decoder(const GPT& model) : model_(model) {
@@ -26,7 +33,9 @@ Decoder::Decoder(const GPT& model) : model_(model) {
   h_.resize(C);
   qkv_.resize(b.c_attn_weight.size(0));
   att_.resize(C);
-  fc_.resize(b.c_fc_weight.size(0));
+  // c_fc's output [up], then the activation [H] when it is not computed in
+  // place (ReLU², and SwiGLU, whose [2H] input halves into [H]).
+  fc_.resize(b.c_fc_weight.size(0) + b.mlp_proj_weight.size(1));
   logits_.resize(model.lm_head.size(0));
   scratch_.resize(c.n_head * c.block_size);
   mean_rstd_.resize(2);
@@ -57,29 +66,43 @@ const float* Decoder::forward_position(int32_t token, int64_t pos) {
   float* mean = mean_rstd_.data();
   float* rstd = mean_rstd_.data() + 1;
 
-  kernels::embedding_forward(x, &token, model_.wte.data, model_.wpe.data + pos * C, 1, 1, C);
+  const bool rope = c.pos_encoding == PosEncoding::Rope;
+  const BlockWeights& b0 = model_.blocks.front();
+  const int64_t up = b0.c_fc_weight.size(0), H = b0.mlp_proj_weight.size(1);  // c_fc: H, or 2H for SwiGLU
+  float* fc = fc_.data();
+  // GELU runs in place over c_fc's output; ReLU² and SwiGLU write beside it.
+  float* act = c.mlp == MlpKind::Gelu ? fc : fc + up;
+
+  // RoPE adds nothing to the embedding: it rotates q and k in every block.
+  if (rope) std::memcpy(x, model_.wte.data + token * C, static_cast<size_t>(C) * sizeof(float));
+  else kernels::embedding_forward(x, &token, model_.wte.data, model_.wpe.data + pos * C, 1, 1, C);
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const BlockWeights& b = model_.blocks[static_cast<size_t>(l)];
     float* k_cache = k_cache_.data() + l * T * C;
     float* v_cache = v_cache_.data() + l * T * C;
     // x = x + c_proj(attention(c_attn(ln_1(x)))) with this position's k, v cached
-    kernels::layernorm_forward(h, mean, rstd, x, b.ln_1_weight.data, b.ln_1_bias.data, 1, C);
+    norm_row(c.norm, h, mean, rstd, x, b.ln_1_weight, b.ln_1_bias, C);
     linear_row(qkv_.data(), h, b.c_attn_weight, b.c_attn_bias);
+    // q and k rotated to this position before k enters the cache (in place).
+    if (rope) kernels::rope_forward(qkv_.data(), qkv_.data(), 1, 1, C, c.n_head, pos);
     std::memcpy(k_cache + pos * C, qkv_.data() + C, static_cast<size_t>(C) * sizeof(float));
     std::memcpy(v_cache + pos * C, qkv_.data() + 2 * C, static_cast<size_t>(C) * sizeof(float));
     kernels::attention_decode(att_.data(), scratch_.data(), qkv_.data(), k_cache, v_cache,
                               pos + 1, C, c.n_head);
     linear_row(h, att_.data(), b.attn_proj_weight, b.attn_proj_bias);
     kernels::accumulate(x, h, C);
-    // x = x + c_proj(gelu(c_fc(ln_2(x))))
-    kernels::layernorm_forward(h, mean, rstd, x, b.ln_2_weight.data, b.ln_2_bias.data, 1, C);
-    linear_row(fc_.data(), h, b.c_fc_weight, b.c_fc_bias);
-    kernels::gelu_forward(fc_.data(), fc_.data(), fc_.size(), c.gelu);  // elementwise: in place is safe
-    linear_row(h, fc_.data(), b.mlp_proj_weight, b.mlp_proj_bias);
+    // x = x + c_proj(act(c_fc(ln_2(x))))
+    norm_row(c.norm, h, mean, rstd, x, b.ln_2_weight, b.ln_2_bias, C);
+    linear_row(fc, h, b.c_fc_weight, b.c_fc_bias);
+    switch (c.mlp) {
+      case MlpKind::Gelu: kernels::gelu_forward(fc, fc, H, c.gelu); break;  // elementwise: in place is safe
+      case MlpKind::Relu2: kernels::relu2_forward(act, fc, H); break;
+      case MlpKind::Swiglu: kernels::swiglu_forward(act, fc, 1, H); break;  // fc [2H] = [gate | value]
+    }
+    linear_row(h, act, b.mlp_proj_weight, b.mlp_proj_bias);
     kernels::accumulate(x, h, C);
   }
-  kernels::layernorm_forward(h, mean, rstd, x, model_.ln_f_weight.data, model_.ln_f_bias.data,
-                             1, C);
+  norm_row(c.norm, h, mean, rstd, x, model_.ln_f_weight, model_.ln_f_bias, C);
   linear_row(logits_.data(), h, model_.lm_head, Tensor{});
   return logits_.data();
 }

@@ -15,6 +15,10 @@ bool is_layernorm_weight(ParamRole role) {
          role == ParamRole::FinalNormWeight;
 }
 
+int64_t mlp_hidden(const GPTConfig& c) { return 4 * c.n_embd; }
+
+int64_t mlp_up_rows(const GPTConfig& c) { return c.mlp == MlpKind::Swiglu ? 2 * mlp_hidden(c) : mlp_hidden(c); }
+
 const ParamInfo* ParamLayout::find(const std::string& name) const {
   for (const ParamInfo& p : table)
     if (p.name == name) return &p;
@@ -52,28 +56,31 @@ ParamLayout param_layout(const GPTConfig& c) {
   auto add_bias = [&](const std::string& name, ParamRole role, int64_t n) {
     if (c.bias) add(name, role, {n});
   };
+  // RMSNorm has a gain and no bias, whatever config.bias says.
+  auto add_norm = [&](const std::string& name, ParamRole weight, ParamRole bias) {
+    add(name + ".weight", weight, {C});
+    if (c.norm == NormKind::LayerNorm) add_bias(name + ".bias", bias, C);
+  };
+  const int64_t up = mlp_up_rows(c);
 
   using R = ParamRole;
   add("transformer.wte.weight", R::TokenEmbedding, {V, C});
   if (c.pos_encoding == PosEncoding::Learned) add("transformer.wpe.weight", R::PositionEmbedding, {T, C});
   for (layer = 0; layer < c.n_layer; ++layer) {
     const std::string h = "transformer.h." + std::to_string(layer) + ".";
-    add(h + "ln_1.weight", R::AttnNormWeight, {C});
-    add_bias(h + "ln_1.bias", R::AttnNormBias, C);
+    add_norm(h + "ln_1", R::AttnNormWeight, R::AttnNormBias);
     add(h + "attn.c_attn.weight", R::QkvWeight, {3 * C, C});
     add_bias(h + "attn.c_attn.bias", R::QkvBias, 3 * C);
     add(h + "attn.c_proj.weight", R::AttnProjWeight, {C, C});
     add_bias(h + "attn.c_proj.bias", R::AttnProjBias, C);
-    add(h + "ln_2.weight", R::MlpNormWeight, {C});
-    add_bias(h + "ln_2.bias", R::MlpNormBias, C);
-    add(h + "mlp.c_fc.weight", R::MlpUpWeight, {4 * C, C});
-    add_bias(h + "mlp.c_fc.bias", R::MlpUpBias, 4 * C);
-    add(h + "mlp.c_proj.weight", R::MlpDownWeight, {C, 4 * C});
+    add_norm(h + "ln_2", R::MlpNormWeight, R::MlpNormBias);
+    add(h + "mlp.c_fc.weight", R::MlpUpWeight, {up, C});
+    add_bias(h + "mlp.c_fc.bias", R::MlpUpBias, up);
+    add(h + "mlp.c_proj.weight", R::MlpDownWeight, {C, mlp_hidden(c)});
     add_bias(h + "mlp.c_proj.bias", R::MlpDownBias, C);
   }
   layer = -1;
-  add("transformer.ln_f.weight", R::FinalNormWeight, {C});
-  add_bias("transformer.ln_f.bias", R::FinalNormBias, C);
+  add_norm("transformer.ln_f", R::FinalNormWeight, R::FinalNormBias);
   if (!c.tied) add("lm_head.weight", R::OutputHead, {V, C});
 
   // Offsets: decayed tensors first (see ParamLayout), each rounded up to 16

@@ -22,11 +22,11 @@ enum class ParamRole {
   TokenEmbedding,     // transformer.wte.weight [V, C], also the output matrix when tied
   PositionEmbedding,  // transformer.wpe.weight [T, C], learned positions only
   // In every block, transformer.h.<layer>.:
-  AttnNormWeight, AttnNormBias,  // ln_1 [C]
+  AttnNormWeight, AttnNormBias,  // ln_1 [C]; RMSNorm has no bias
   QkvWeight, QkvBias,            // attn.c_attn [3C, C]: rows q…, k…, v…
   AttnProjWeight, AttnProjBias,  // attn.c_proj [C, C]: a residual projection
   MlpNormWeight, MlpNormBias,    // ln_2 [C]
-  MlpUpWeight, MlpUpBias,        // mlp.c_fc [4C, C]
+  MlpUpWeight, MlpUpBias,        // mlp.c_fc [4C, C]; [2·4C, C] for SwiGLU (Note [SwiGLU rows])
   MlpDownWeight, MlpDownBias,    // mlp.c_proj [C, 4C]: a residual projection
   // After the blocks:
   FinalNormWeight, FinalNormBias,  // transformer.ln_f [C]
@@ -35,8 +35,16 @@ enum class ParamRole {
 
 // A block's linear-layer weight [out, in]: c_attn, attn.c_proj, c_fc, mlp.c_proj.
 bool is_block_linear_weight(ParamRole role);
-// A LayerNorm's gain: ln_1, ln_2, ln_f.
+// A normalisation's gain, LayerNorm's or RMSNorm's: ln_1, ln_2, ln_f.
 bool is_layernorm_weight(ParamRole role);
+
+// Note [SwiGLU rows]: the MLP's hidden width H is 4C for every --mlp, so
+// mlp.c_proj stays [C, 4C]. SwiGLU's c_fc computes the gate and the value at
+// once: its weight is [2H, C], rows 0..H-1 the gate a, rows H..2H-1 the value
+// b (its bias likewise), and the MLP is c_proj(silu(a)·b), the layout
+// kernels::swiglu_forward reads from inp[N, 2H]. nanoGPT names are kept.
+int64_t mlp_hidden(const GPTConfig& config);    // H = 4C, c_proj's input width
+int64_t mlp_up_rows(const GPTConfig& config);   // c_fc's output width: H, or 2H for SwiGLU
 
 struct ParamInfo {
   std::string name;            // e.g. "transformer.h.0.attn.c_attn.weight"

@@ -64,6 +64,11 @@ def nanogpt_order(name):
     return (2, 0, 0, name)
 
 
+# /config choices beyond pos_encoding (checked above) and gelu (recorded in
+# config['gelu']) that nanoGPT's model.py can compute: one value each.
+NANOGPT_CHOICES = {"norm": "layernorm", "mlp": "gelu"}
+
+
 def main():
     parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("ckpt", help="tapegpt checkpoint (.h5)")
@@ -90,6 +95,15 @@ def convert(args):
         if text(cfg["pos_encoding"]) != "learned":
             fail("nanoGPT has only learned position embeddings; this model uses "
                  f"{text(cfg['pos_encoding'])} positions and cannot be converted")
+        # The model choices nanoGPT's model has (Note [Model choices] in
+        # nn/config.h; absent in older checkpoints = the default). Its
+        # LayerNorm and GELU MLP would load some other choices' weights and
+        # silently compute another function, so refuse rather than write them.
+        for key, nanogpt in NANOGPT_CHOICES.items():
+            value = text(cfg[key]) if key in cfg else nanogpt
+            if value != nanogpt:
+                fail(f"nanoGPT's model has only {key} {nanogpt}; this model uses {key} {value} "
+                     "and cannot be converted")
         gelu = text(cfg["gelu"]) if "gelu" in cfg else "tanh"
         if gelu not in ("tanh", "erf"):
             fail(f"/config gelu is '{gelu}', expected tanh or erf")

@@ -2,8 +2,11 @@
 torch_parity.py checks tapegpt against and that bench_torch.py times.
 
 cfg keys: vocab_size, block_size, n_layer, n_head, n_embd, bias, tied,
-pos_encoding ("learned" or "sinusoidal"), gelu ("tanh", the default, or
-"erf"). Parameter names are nanoGPT's.
+pos_encoding ("learned", "sinusoidal" or "rope"), gelu ("tanh", the default,
+or "erf"), norm ("layernorm", the default, or "rmsnorm"), mlp ("gelu", the
+default, "relu2" or "swiglu"): the model choices of nn/config.h (Note [Model
+choices]), each written out here independently of the C++ kernels.
+Parameter names are nanoGPT's.
 """
 import numpy as np
 import torch
@@ -23,6 +26,38 @@ class LayerNorm(nn.Module):
         return F.layer_norm(x, self.weight.shape, self.weight, self.bias, 1e-5)
 
 
+class RMSNorm(nn.Module):
+    """x / sqrt(mean(x^2) + 1e-5) * weight: a gain, no bias, no centring."""
+
+    def __init__(self, n):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(n))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * self.weight
+
+
+def make_norm(cfg):
+    if cfg.get("norm", "layernorm") == "rmsnorm":
+        return RMSNorm(cfg["n_embd"])
+    return LayerNorm(cfg["n_embd"], cfg["bias"])
+
+
+def rope_tables(T, hs):
+    """cos and sin [T, hs] of RoPE's angles t·θ_i, θ_i = 10000^(-2i/hs) for
+    i < hs/2, each repeated for the pair (i, i + hs/2); float64, cast by .to()."""
+    theta = torch.pow(10000.0, -torch.arange(0, hs // 2, dtype=torch.float64) * 2.0 / hs)
+    angle = torch.arange(T, dtype=torch.float64)[:, None] * theta[None, :]
+    angle = torch.cat([angle, angle], dim=-1)
+    return torch.cos(angle), torch.sin(angle)
+
+
+def rotate_half(x):
+    """(x1, x2) -> (-x2, x1) over the two halves of the last dimension."""
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat([-x2, x1], dim=-1)
+
+
 SQRT_2_OVER_PI = (2.0 / np.pi) ** 0.5
 
 
@@ -40,6 +75,11 @@ class CausalSelfAttention(nn.Module):
         self.c_proj = nn.Linear(C, C, bias=cfg["bias"])
         T = cfg["block_size"]
         self.register_buffer("mask", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
+        self.rope = cfg["pos_encoding"] == "rope"
+        if self.rope:
+            cos, sin = rope_tables(T, C // self.n_head)
+            self.register_buffer("rope_cos", cos)
+            self.register_buffer("rope_sin", sin)
 
     def forward(self, x):
         B, T, C = x.size()
@@ -48,6 +88,10 @@ class CausalSelfAttention(nn.Module):
         q = q.view(B, T, self.n_head, hs).transpose(1, 2)  # (B, nh, T, hs)
         k = k.view(B, T, self.n_head, hs).transpose(1, 2)
         v = v.view(B, T, self.n_head, hs).transpose(1, 2)
+        if self.rope:  # q and k of every head rotated to positions 0..T-1; v as is
+            cos, sin = self.rope_cos[:T], self.rope_sin[:T]
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
         att = (q @ k.transpose(-2, -1)) * (1.0 / hs ** 0.5)
         att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
         att = F.softmax(att, dim=-1)
@@ -59,21 +103,39 @@ class MLP(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         C = cfg["n_embd"]
-        self.c_fc = nn.Linear(C, 4 * C, bias=cfg["bias"])
+        kind = cfg.get("mlp", "gelu")
+        # SwiGLU: c_fc's rows are the gate a (first 4C) then the value b.
+        self.c_fc = nn.Linear(C, (8 if kind == "swiglu" else 4) * C, bias=cfg["bias"])
         self.c_proj = nn.Linear(4 * C, C, bias=cfg["bias"])
-        # erf: nn.GELU(), as nanoGPT's current model.py
-        self.gelu = nn.GELU() if cfg.get("gelu", "tanh") == "erf" else new_gelu
+        # The activation between c_fc and c_proj, whatever --mlp picks (named
+        # gelu for torch_parity.py's positive control, which wraps it).
+        if kind == "relu2":
+            self.gelu = relu2
+        elif kind == "swiglu":
+            self.gelu = swiglu
+        else:  # erf: nn.GELU(), as nanoGPT's current model.py
+            self.gelu = nn.GELU() if cfg.get("gelu", "tanh") == "erf" else new_gelu
 
     def forward(self, x):
         return self.c_proj(self.gelu(self.c_fc(x)))
 
 
+def relu2(x):
+    return F.relu(x) ** 2
+
+
+def swiglu(x):
+    """silu(a) * b for x = [a | b] split in halves on the last dimension."""
+    a, b = x.chunk(2, dim=-1)
+    return F.silu(a) * b
+
+
 class Block(nn.Module):
     def __init__(self, cfg):
         super().__init__()
-        self.ln_1 = LayerNorm(cfg["n_embd"], cfg["bias"])
+        self.ln_1 = make_norm(cfg)
         self.attn = CausalSelfAttention(cfg)
-        self.ln_2 = LayerNorm(cfg["n_embd"], cfg["bias"])
+        self.ln_2 = make_norm(cfg)
         self.mlp = MLP(cfg)
 
     def forward(self, x):
@@ -90,7 +152,7 @@ class GPT(nn.Module):
         if cfg["pos_encoding"] == "learned":
             parts["wpe"] = nn.Embedding(T, C)
         parts["h"] = nn.ModuleList([Block(cfg) for _ in range(cfg["n_layer"])])
-        parts["ln_f"] = LayerNorm(C, cfg["bias"])
+        parts["ln_f"] = make_norm(cfg)
         self.transformer = nn.ModuleDict(parts)
         self.lm_head = nn.Linear(C, V, bias=False)
         if cfg["tied"]:
@@ -108,11 +170,12 @@ class GPT(nn.Module):
     def forward(self, idx):
         B, T = idx.size()
         pos = torch.arange(T)
+        x = self.transformer.wte(idx)
         if "wpe" in self.transformer:
-            pos_emb = self.transformer.wpe(pos)
-        else:
-            pos_emb = self.sinusoid[:T].to(self.transformer.wte.weight.dtype)
-        x = self.transformer.wte(idx) + pos_emb
+            x = x + self.transformer.wpe(pos)
+        elif self.cfg["pos_encoding"] == "sinusoidal":
+            x = x + self.sinusoid[:T].to(self.transformer.wte.weight.dtype)
+        # rope: nothing added here; each attention rotates its q and k
         for block in self.transformer.h:
             x = block(x)
         return self.lm_head(self.transformer.ln_f(x))

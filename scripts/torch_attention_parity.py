@@ -79,8 +79,10 @@ def torch_attention(ckpt, ids, dtype):
         a = f["config"].attrs
         cfg = {k: int(a[k]) for k in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd")}
         cfg["bias"], cfg["tied"] = bool(a["bias"]), bool(a["tied"])
-        pe = a["pos_encoding"]
-        cfg["pos_encoding"] = pe.decode() if isinstance(pe, bytes) else str(pe)
+        for key in ("pos_encoding", "gelu", "norm", "mlp"):  # the model choices; absent = default
+            if key in a:
+                v = a[key]
+                cfg[key] = v.decode() if isinstance(v, bytes) else str(v)
         weights = {k: f["model"][k][()] for k in f["model"]}
     model = nanogpt_model.GPT(cfg).to(dtype)
     named = dict(model.named_parameters())

@@ -111,6 +111,16 @@ CONFIGS = [
     ("issue 9: L2 NH2 C32 T16 B4 lr1e-2", dict(vocab=65, block=16, layers=2, heads=2, embd=32,
                                                 batch=4, time=16, lr=1e-2, clip=1.0, spread=1.0)),
 ]
+# The model choices of issue 23 (--norm, --pos-encoding rope, --mlp), run
+# one at a time with --config NAME (CTest parity_rmsnorm, parity_rope,
+# parity_relu2, parity_swiglu); they join CONFIGS once gpt_forward computes
+# them (until then tapegpt's side ignores the option and they fail).
+OPTION_CONFIGS = {
+    "rmsnorm": dict(norm="rmsnorm"),
+    "rope": dict(pos="rope"),
+    "relu2": dict(mlp="relu2"),
+    "swiglu": dict(mlp="swiglu"),
+}
 
 
 from nanogpt_model import GPT  # noqa: E402  (the reference model, shared with bench_torch.py)
@@ -264,7 +274,8 @@ def _check_config(label, flags, dump_tool, report, pool):
         names = [p["name"] for p in dump.params]
         print(f"== {label}: V={cfg['vocab_size']} T'={cfg['block_size']} L={cfg['n_layer']} "
               f"NH={cfg['n_head']} C={C} bias={cfg['bias']} tied={cfg['tied']} "
-              f"pos={cfg['pos_encoding']} B={dump.B} T={dump.T}, {K} AdamW steps")
+              f"pos={cfg['pos_encoding']} norm={cfg.get('norm', 'layernorm')} mlp={cfg.get('mlp', 'gelu')} "
+              f"B={dump.B} T={dump.T}, {K} AdamW steps")
 
         # Reference (float64) and torch's own float32 as a yardstick.
         m64, p64 = build_torch(dump, torch.float64)
@@ -488,7 +499,10 @@ def main():
     ap.add_argument("--dump-tool", help="path to tapegpt_parity_dump (default: newest build*/ one)")
     ap.add_argument("--markdown", action="store_true",
                     help="also print the ratio report as a markdown table (for notes)")
+    ap.add_argument("--config", choices=sorted(OPTION_CONFIGS),
+                    help="check only this model choice (on the base config) instead of CONFIGS")
     args = ap.parse_args()
+    configs = [(args.config, OPTION_CONFIGS[args.config])] if args.config else CONFIGS
     tool = args.dump_tool or find_dump_tool()
     if not tool or not os.access(tool, os.X_OK):
         print("torch parity: cannot find tapegpt_parity_dump; build it "
@@ -497,7 +511,7 @@ def main():
     torch.set_num_threads(1)  # tiny tensors: threads only add noise to the timing
 
     report = Report()
-    for label, over in CONFIGS:
+    for label, over in configs:
         flags = {**BASE, **over}
         pool = {}
         for trial in range(TRIALS):

@@ -50,15 +50,21 @@ std::vector<ParamRow> exact_param_rows(const nn::GPTConfig& c) {
   const nn::ParamLayout layout = nn::param_layout(c);
   std::vector<ParamRow> rows = {row(layout, "token embedding (wte)", {R::TokenEmbedding})};
   if (c.pos_encoding == nn::PosEncoding::Learned) rows.push_back(row(layout, "positions (wpe)", {R::PositionEmbedding}));
-  else rows.push_back({"positions (sinusoidal, fixed)", 0, dims({c.block_size, c.n_embd}), 0});
+  else if (c.pos_encoding == nn::PosEncoding::Sinusoidal)
+    rows.push_back({"positions (sinusoidal, fixed)", 0, dims({c.block_size, c.n_embd}), 0});
+  else rows.push_back({"positions (rope: q, k rotated, fixed)", 0, dims({c.block_size, c.head_size() / 2}), 0});
   add_per_head_rows(&rows, layout, c.n_head,
                     {"attention query (per head)", "attention key (per head)", "attention value (per head)"});
   rows.push_back(row(layout, "attention output (c_proj)", {R::AttnProjWeight}));
-  rows.push_back(row(layout, "MLP up (c_fc)", {R::MlpUpWeight}));
+  rows.push_back(row(layout, c.mlp == nn::MlpKind::Swiglu ? "MLP up (c_fc: gate | value)" : "MLP up (c_fc)",
+                     {R::MlpUpWeight}));
   rows.push_back(row(layout, "MLP down (c_proj)", {R::MlpDownWeight}));
-  rows.push_back(row(layout, "LayerNorm weights", {R::AttnNormWeight, R::MlpNormWeight, R::FinalNormWeight}));
+  const bool layernorm = c.norm == nn::NormKind::LayerNorm;
+  rows.push_back(row(layout, layernorm ? "LayerNorm weights" : "RMSNorm gains",
+                     {R::AttnNormWeight, R::MlpNormWeight, R::FinalNormWeight}));
   if (c.bias) {
-    rows.push_back(row(layout, "LayerNorm biases", {R::AttnNormBias, R::MlpNormBias, R::FinalNormBias}));
+    if (layernorm)
+      rows.push_back(row(layout, "LayerNorm biases", {R::AttnNormBias, R::MlpNormBias, R::FinalNormBias}));
     const std::initializer_list<R> linear = {R::QkvBias, R::AttnProjBias, R::MlpUpBias, R::MlpDownBias};
     rows.push_back(row(layout, "linear biases", linear));
     rows.back().shape.clear();  // a block's four sizes, e.g. "3C, C, 4C, C"

@@ -29,7 +29,7 @@ std::vector<TrainFlag> make_table() {
   using V = FlagValue;
   const TrainOptions& d = default_options();
   const nn::GPTConfig& m = d.model;
-  return {
+  std::vector<TrainFlag> table = {
       // name, group, help, type, default, resumable, saved slot, saved as, set, get
       {"data", "run", "prepared data directory (train.bin, val.bin, tokenizer.json)", T::Text, "", false, 0, "data",
        [](O& o, const V& v) { o.data_dir = as_text(v); }, [](const O& o) { return V{o.data_dir}; }},
@@ -62,23 +62,10 @@ std::vector<TrainFlag> make_table() {
        "dropout probability while training: embeddings, attention probabilities, residual branches (nanoGPT's)",
        T::Real, "0", false, -1, "", [](O& o, const V& v) { o.model.dropout = static_cast<float>(as_real(v)); },
        nullptr},
-      {"gelu", "model", "tanh (GPT-2's) | erf (PyTorch's nn.GELU(), nanoGPT's current model)", T::Text, "tanh",
-       false, -1, "",
-       [](O& o, const V& v) {
-         if (!nn::gelu_parse(as_text(v), &o.model.gelu))
-           throw tg::UsageError("--gelu must be 'tanh' or 'erf' (got '" + as_text(v) + "')");
-       },
-       nullptr},
       {"no-bias", "model", "no biases in linear layers and LayerNorms", T::Switch, "", false, -1, "",
        [](O& o, const V& v) { o.model.bias = !as_int(v); }, nullptr},
       {"untied", "model", "separate lm_head instead of the token embedding", T::Switch, "", false, -1, "",
        [](O& o, const V& v) { o.model.tied = !as_int(v); }, nullptr},
-      {"pos-encoding", "model", "learned | sinusoidal", T::Text, "learned", false, -1, "",
-       [](O& o, const V& v) {
-         if (!nn::pos_encoding_parse(as_text(v), &o.model.pos_encoding))
-           throw tg::UsageError("--pos-encoding must be 'learned' or 'sinusoidal' (got '" + as_text(v) + "')");
-       },
-       nullptr},
 
       {"batch-size", "optimisation", "sequences per micro-batch B", T::Int, text(d.batch_size), false, 1,
        "batch_size", [](O& o, const V& v) { o.batch_size = as_int(v); },
@@ -133,6 +120,23 @@ std::vector<TrainFlag> make_table() {
        text(d.keep), true, 18, "keep", [](O& o, const V& v) { o.keep = as_int(v); },
        [](const O& o) { return V{o.keep}; }},
   };
+  // The model choices after the model's other flags (Note [Model choices]).
+  auto at = table.begin();
+  while (at != table.end() && at->group != "optimisation") ++at;
+  std::vector<TrainFlag> choices;
+  for (const nn::ModelChoice& row : nn::model_choices()) {
+    const nn::ModelChoice* ch = &row;
+    choices.push_back({row.flag, "model", nn::choice_alternatives(row) + ": " + row.help, T::Text,
+                       nn::choice_name(row, m), false, -1, "",
+                       [ch](O& o, const V& v) {
+                         if (!nn::choice_parse(*ch, as_text(v), &o.model))
+                           throw tg::UsageError("--" + std::string(ch->flag) + " must be " + nn::choice_list(*ch) +
+                                                " (got '" + as_text(v) + "')");
+                       },
+                       nullptr});
+  }
+  table.insert(at, choices.begin(), choices.end());
+  return table;
 }
 
 // The alternative a saved flag of this type must hold.

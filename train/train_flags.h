@@ -1,5 +1,7 @@
 // Note [Training flags]: every flag of `tapegpt train`, declared once, in
-// the order --help lists them. A row says how the command line spells and
+// the order --help lists them (the model choices, --norm, --pos-encoding,
+// --mlp and --gelu, come from nn::model_choices(), Note [Model choices]). A
+// row says how the command line spells and
 // documents the flag, which TrainOptions field it sets, whether a resumed
 // run may change it, and whether (and where) the checkpoint saves it in
 // /train/flags. The command line (train/cli/cmd_train.cpp) builds its
@@ -7,6 +9,7 @@
 // conversions below walk the same rows.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -36,8 +39,9 @@ struct TrainFlag {
   std::string saved_as;      // its name there
   // Null for flags the command handles itself (--out, --resume, --overwrite, ...).
   // Throws tg::UsageError for a value the field cannot take.
-  void (*set)(TrainOptions& o, const FlagValue& v);
-  FlagValue (*get)(const TrainOptions& o);  // null when not saved
+  // (A std::function: the model-choice rows capture their nn::ModelChoice.)
+  std::function<void(TrainOptions& o, const FlagValue& v)> set;
+  std::function<FlagValue(const TrainOptions& o)> get;  // null when not saved
 };
 
 const std::vector<TrainFlag>& train_flags();

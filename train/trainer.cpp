@@ -369,6 +369,10 @@ uint64_t run_fingerprint(const std::string& data_hash, const TrainOptions& o, co
   std::string text = data_hash + "|" + std::to_string(state.step) + "|" +
                      std::to_string(state.sampler_position);
   for (uint64_t w : state.rng_state) text += "|" + std::to_string(w);
+  // Choices that leave the parameter table alike (--mlp relu2 or gelu) show
+  // in no weight checksum.
+  for (const nn::ModelChoice& row : nn::model_choices())
+    text += "|" + std::string(row.key) + "=" + nn::choice_name(row, o.model);
   for (const checkpoints::Flag& f : options_to_flags(o))
     text += "|" + f.name + "=" + std::visit([](const auto& v) {
               if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return v;

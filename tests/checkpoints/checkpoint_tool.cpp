@@ -29,10 +29,15 @@ int compare(const std::string& a_path, const std::string& b_path, bool model_onl
   const nn::GPTConfig &x = a.meta.config, &y = b.meta.config;
   if (x.vocab_size != y.vocab_size || x.block_size != y.block_size || x.n_layer != y.n_layer ||
       x.n_head != y.n_head || x.n_embd != y.n_embd || x.bias != y.bias || x.tied != y.tied ||
-      x.dropout != y.dropout || x.pos_encoding != y.pos_encoding || x.gelu != y.gelu) {
+      x.dropout != y.dropout) {
     std::fprintf(stderr, "compare: configs differ\n");
     return 1;
   }
+  for (const nn::ModelChoice& row : nn::model_choices())  // pos_encoding, gelu, norm, mlp
+    if (row.get(x) != row.get(y)) {
+      std::fprintf(stderr, "compare: configs differ in %s\n", row.key);
+      return 1;
+    }
   if (!same_bits(a.store, b.store, Buffer::Params)) {
     std::fprintf(stderr, "compare: parameters differ\n");
     return 1;

@@ -84,5 +84,16 @@ expect_error 1 "$py" scripts/h5_to_nanogpt.py "$tmp/garbage" "$tmp/x.pt"
 expect_error 1 "$py" scripts/h5_to_nanogpt.py "$tmp/missing.h5" "$tmp/x.pt"
 expect_error 1 "$py" scripts/h5_to_nanogpt.py "$tmp/a.h5" "$tmp/nodir/x.pt"
 expect_error 2 "$py" scripts/h5_to_nanogpt.py "$tmp/a.h5"
+# Model choices nanoGPT's format cannot hold (issue 23) are refused; the
+# other way needs no check: a nanoGPT file is always the defaults.
+for choice in norm=rmsnorm pos_encoding=rope mlp=relu2 mlp=swiglu; do
+  cp "$tmp/a.h5" "$tmp/o.h5"
+  "$py" - "$tmp/o.h5" "${choice%%=*}" "${choice#*=}" <<'PY'
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r+") as f:
+    f["config"].attrs[sys.argv[2]] = np.bytes_(sys.argv[3])
+PY
+  expect_error 1 "$py" scripts/h5_to_nanogpt.py "$tmp/o.h5" "$tmp/x.pt"
+done
 test ! -e "$tmp/x.h5" && test ! -e "$tmp/x.pt"
 echo "converter_roundtrip: ok"

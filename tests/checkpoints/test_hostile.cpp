@@ -235,8 +235,23 @@ TEST_CASE("load refuses bad configs before allocating", "[checkpoints]") {
     require_refused(f.path, "must be 0 or 1");
   }
   SECTION("unknown positional encoding") {
-    edit_h5(f.path, [](hid_t file) { set_string_attr(file, "/config", "pos_encoding", "rope"); });
-    require_refused(f.path, "pos_encoding is 'rope'");
+    edit_h5(f.path, [](hid_t file) { set_string_attr(file, "/config", "pos_encoding", "alibi"); });
+    require_refused(f.path, "pos_encoding is 'alibi', expected 'learned', 'sinusoidal' or 'rope'");
+  }
+  SECTION("unknown norm") {
+    edit_h5(f.path, [](hid_t file) { set_string_attr(file, "/config", "norm", "batchnorm"); });
+    require_refused(f.path, "norm is 'batchnorm', expected 'layernorm' or 'rmsnorm'");
+  }
+  SECTION("unknown mlp") {
+    edit_h5(f.path, [](hid_t file) { set_string_attr(file, "/config", "mlp", "geglu"); });
+    require_refused(f.path, "mlp is 'geglu', expected 'gelu', 'relu2' or 'swiglu'");
+  }
+  SECTION("rope with an odd head size") {
+    edit_h5(f.path, [](hid_t file) {
+      set_string_attr(file, "/config", "pos_encoding", "rope");
+      set_int_attr(file, "/config", "n_head", tiny_config().n_embd);  // head size 1
+    });
+    require_refused(f.path, "rope positions need an even head size");
   }
   SECTION("missing config attribute") {
     edit_h5(f.path, [](hid_t file) { H5Adelete_by_name(file, "/config", "n_layer", H5P_DEFAULT); });

@@ -23,7 +23,10 @@ void require_same_meta(const checkpoints::Checkpoint& a, const checkpoints::Chec
   CHECK(a.config.bias == b.config.bias);
   CHECK(a.config.tied == b.config.tied);
   CHECK(a.config.dropout == b.config.dropout);
-  CHECK(a.config.pos_encoding == b.config.pos_encoding);
+  for (const nn::ModelChoice& row : nn::model_choices()) {  // pos_encoding, gelu, norm, mlp
+    INFO(row.key);
+    CHECK(row.get(a.config) == row.get(b.config));
+  }
 
   CHECK(a.train.step == b.train.step);
   CHECK(a.train.tokens_seen == b.train.tokens_seen);
@@ -97,6 +100,46 @@ TEST_CASE("checkpoint round trip covers every config variant and merges", "[chec
     CHECK(same_bits(loaded.store, store, Buffer::Params));
     CHECK(same_bits(loaded.store, store, Buffer::V));
   }
+}
+
+TEST_CASE("checkpoint round trip of each model choice", "[checkpoints]") {
+  ScratchDir dir;
+  const std::string path = dir.path("ckpt.h5");
+  for (const nn::ModelChoice& row : nn::model_choices())
+    for (size_t value = 0; value < row.names.size(); ++value)
+      for (bool bias : {true, false}) {
+        nn::GPTConfig config = tiny_config();
+        config.bias = bias;
+        row.set(config, static_cast<int>(value));
+        if (!nn::config_error(config).empty()) continue;
+        INFO(row.key << " " << row.names[value] << (bias ? ", bias" : ", no bias"));
+        const checkpoints::Checkpoint meta = full_meta(config);
+        const nn::ParameterStore store = filled_store(config, 200 + value);
+        save_checkpoint(path, meta, store);
+        bool written = false;  // always written, defaults included
+        edit_h5(path, [&](hid_t file) { written = H5Aexists_by_name(file, "/config", row.key, H5P_DEFAULT) > 0; });
+        CHECK(written);
+        checkpoints::Loaded loaded = load_checkpoint(path);
+        require_same_meta(loaded.meta, meta);
+        CHECK(same_bits(loaded.store, store, Buffer::Params));
+        CHECK(same_bits(loaded.store, store, Buffer::M));
+      }
+}
+
+TEST_CASE("a checkpoint without the newer /config choices reads as the defaults", "[checkpoints]") {
+  // Written before --gelu, --norm and --mlp existed: tanh GELU, LayerNorm, GELU MLP.
+  ScratchDir dir;
+  const std::string path = dir.path("old.h5");
+  const nn::GPTConfig config = tiny_config();
+  save_checkpoint(path, full_meta(config), filled_store(config, 5));
+  edit_h5(path, [](hid_t file) {
+    for (const char* name : {"gelu", "norm", "mlp"}) H5Adelete_by_name(file, "/config", name, H5P_DEFAULT);
+  });
+  const checkpoints::Loaded loaded = load_checkpoint(path);
+  CHECK(loaded.meta.config.gelu == kernels::GeluKind::Tanh);
+  CHECK(loaded.meta.config.norm == nn::NormKind::LayerNorm);
+  CHECK(loaded.meta.config.mlp == nn::MlpKind::Gelu);
+  CHECK(loaded.meta.config.pos_encoding == nn::PosEncoding::Learned);
 }
 
 TEST_CASE("checkpoint without optimizer: no moments written or read", "[checkpoints]") {

@@ -371,6 +371,8 @@ class Import(unittest.TestCase):
         self.expect_usage(base + out + ["--untied"], "--untied")
         self.expect_usage(base + out + ["--no-bias"], "--no-bias")
         self.expect_usage(base + out + ["--pos-encoding", "sinusoidal"], "--pos-encoding sinusoidal")
+        self.expect_usage(base + out + ["--norm", "rmsnorm"], "--norm rmsnorm contradicts")
+        self.expect_usage(base + out + ["--mlp", "swiglu"], "which has mlp gelu")
         self.expect_usage(base + out + ["--block-size", "128"], "use at most 64")
         self.expect_usage(base + out + ["--resume", self.ckpt], "give only one of them")
         self.assertFalse(os.path.exists(self.path("refused-run")))

@@ -1,6 +1,7 @@
 // Prints the parameter table of a config for test_param_names.py:
 //   param_table_dump vocab_size=V block_size=T n_layer=L n_head=NH n_embd=C
-//                    bias=0|1 tied=0|1 pos_encoding=learned|sinusoidal
+//                    bias=0|1 tied=0|1 pos_encoding=learned|sinusoidal|rope
+//                    norm=layernorm|rmsnorm mlp=gelu|relu2|swiglu gelu=tanh|erf
 // One line per tensor, "name d0 [d1]", in table order.
 #include <cstdio>
 #include <cstdlib>
@@ -22,8 +23,11 @@ int main(int argc, char** argv) {
     else if (key == "n_embd") c.n_embd = std::atoll(value.c_str());
     else if (key == "bias") c.bias = value == "1";
     else if (key == "tied") c.tied = value == "1";
-    else if (key == "pos_encoding") ok = nn::pos_encoding_parse(value, &c.pos_encoding);
-    else ok = false;
+    else {  // pos_encoding, gelu, norm, mlp (Note [Model choices] in nn/config.h)
+      ok = false;
+      for (const nn::ModelChoice& row : nn::model_choices())
+        if (key == row.key) ok = nn::choice_parse(row, value, &c);
+    }
     if (!ok) {
       std::fprintf(stderr, "param_table_dump: bad argument '%s'\n", arg.c_str());
       return 2;

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""The parameter table against nanoGPT: for every tied/bias/position variant,
+"""The parameter table against nanoGPT: for every tied/bias/position/norm/MLP variant,
 our names and shapes, in order, must be the parameters of nanoGPT's
 state_dict (scripts/nanogpt_model.py), and their sizes must sum to what torch
-counts. state_dict also holds buffers (the causal mask, the sinusoid table)
+counts. state_dict also holds buffers (the causal mask, the sinusoid and RoPE tables)
 and, when tied, lm_head.weight as a second name for wte's storage: neither is
 a parameter of ours, so both are left out.
 
@@ -54,12 +54,14 @@ def numel(shape):
 def main():
     dump = sys.argv[1]
     failures = 0
-    for tied, bias, pos in itertools.product([True, False], [True, False], ["learned", "sinusoidal"]):
+    variants = itertools.product([True, False], [True, False], ["learned", "sinusoidal", "rope"],
+                                 ["layernorm", "rmsnorm"], ["gelu", "relu2", "swiglu"])
+    for tied, bias, pos, norm, mlp in variants:
         cfg = dict(vocab_size=37, block_size=12, n_layer=3, n_head=2, n_embd=8,
-                   bias=bias, tied=tied, pos_encoding=pos)
+                   bias=bias, tied=tied, pos_encoding=pos, norm=norm, mlp=mlp)
         mine = ours(dump, cfg)
         theirs, count = nanogpt(cfg)
-        label = f"tied={tied} bias={bias} pos={pos}"
+        label = f"tied={tied} bias={bias} pos={pos} norm={norm} mlp={mlp}"
         if mine != theirs:
             failures += 1
             print(f"FAIL {label}: tables differ")

@@ -172,3 +172,151 @@ TEST_CASE("views are bound by role to their table entries", "[params]") {
     }
   }
 }
+
+// ---- the model choices (Note [Model choices] in nn/config.h) --------------
+
+TEST_CASE("model choices: every name parses back and prints the same", "[config]") {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
+      {"norm", {"layernorm", "rmsnorm"}},
+      {"pos_encoding", {"learned", "sinusoidal", "rope"}},
+      {"mlp", {"gelu", "relu2", "swiglu"}},
+      {"gelu", {"tanh", "erf"}}};
+  REQUIRE(nn::model_choices().size() == expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const nn::ModelChoice& row = nn::model_choices()[i];
+    INFO(row.key);
+    CHECK(row.key == expected[i].first);
+    CHECK(&nn::model_choice(row.key) == &row);
+    REQUIRE(row.names.size() == expected[i].second.size());
+    // The defaults are today's model: LayerNorm, learned positions, GELU (tanh).
+    CHECK(nn::choice_name(row, nn::GPTConfig{}) == std::string(row.names[0]));
+    for (const std::string& name : expected[i].second) {
+      nn::GPTConfig c;
+      REQUIRE(nn::choice_parse(row, name, &c));
+      CHECK(nn::choice_name(row, c) == name);
+    }
+    nn::GPTConfig c;
+    const nn::GPTConfig before = c;
+    CHECK_FALSE(nn::choice_parse(row, "nope", &c));
+    CHECK_FALSE(nn::choice_parse(row, "", &c));
+    CHECK(row.get(c) == row.get(before));  // unchanged on failure
+  }
+  CHECK(nn::choice_list(nn::model_choice("pos_encoding")) == "'learned', 'sinusoidal' or 'rope'");
+  CHECK(nn::choice_list(nn::model_choice("norm")) == "'layernorm' or 'rmsnorm'");
+  CHECK(nn::choice_alternatives(nn::model_choice("mlp")) == "gelu | relu2 | swiglu");
+
+  // The typed functions agree with the table.
+  nn::NormKind norm{};
+  CHECK(nn::norm_parse("rmsnorm", &norm));
+  CHECK(norm == nn::NormKind::RMSNorm);
+  CHECK(nn::norm_name(nn::NormKind::LayerNorm) == std::string("layernorm"));
+  nn::MlpKind mlp{};
+  CHECK(nn::mlp_parse("swiglu", &mlp));
+  CHECK(mlp == nn::MlpKind::Swiglu);
+  CHECK(nn::mlp_name(nn::MlpKind::Relu2) == std::string("relu2"));
+  nn::PosEncoding pos{};
+  CHECK(nn::pos_encoding_parse("rope", &pos));
+  CHECK(pos == nn::PosEncoding::Rope);
+  CHECK(nn::pos_encoding_name(nn::PosEncoding::Sinusoidal) == std::string("sinusoidal"));
+  CHECK_FALSE(nn::mlp_parse("relu", &mlp));
+  CHECK(nn::gelu_name(kernels::GeluKind::Erf) == std::string("erf"));
+}
+
+TEST_CASE("config_error: RoPE needs an even head size", "[config]") {
+  nn::GPTConfig c = testing::tiny_config();  // C 16, NH 2: HS 8
+  c.pos_encoding = nn::PosEncoding::Rope;
+  CHECK(nn::config_error(c).empty());
+  c.n_embd = 6;
+  c.n_head = 2;  // HS 3
+  const std::string err = nn::config_error(c);
+  CHECK(err.find("rope") != std::string::npos);
+  CHECK(err.find("even head size") != std::string::npos);
+  c.n_head = 3;  // HS 2
+  CHECK(nn::config_error(c).empty());
+  // Other choices put no condition on the shape.
+  c = testing::tiny_config();
+  c.n_embd = 6;
+  c.n_head = 2;
+  c.norm = nn::NormKind::RMSNorm;
+  c.mlp = nn::MlpKind::Swiglu;
+  CHECK(nn::config_error(c).empty());
+}
+
+TEST_CASE("parameter table of each model choice", "[params]") {
+  for (bool bias : {true, false}) {
+    const nn::GPTConfig base = config(true, bias, nn::PosEncoding::Learned);
+    const int64_t C = base.n_embd, T = base.block_size, L = base.n_layer;
+    const nn::ParamLayout plain = nn::param_layout(base);
+    auto shape_of = [](const nn::ParamLayout& layout, const std::string& name) {
+      const nn::ParamInfo* p = layout.find(name);
+      return p ? p->shape : std::vector<int64_t>{};
+    };
+    INFO("bias " << bias);
+
+    {  // rmsnorm: gains only, no ln biases even with config.bias
+      nn::GPTConfig c = base;
+      c.norm = nn::NormKind::RMSNorm;
+      const nn::ParamLayout layout = nn::param_layout(c);
+      for (const std::string ln : {"transformer.h.0.ln_1", "transformer.h.1.ln_2", "transformer.ln_f"}) {
+        CHECK(shape_of(layout, ln + ".weight") == std::vector<int64_t>{C});
+        CHECK(layout.find(ln + ".bias") == nullptr);
+      }
+      CHECK(layout.num_parameters() == plain.num_parameters() - (bias ? (2 * L + 1) * C : 0));
+      CHECK((layout.find("transformer.h.0.attn.c_attn.bias") != nullptr) == bias);  // linear biases kept
+      int gains = 0;
+      for (const nn::ParamInfo& p : layout.table) gains += nn::is_layernorm_weight(p.role);
+      CHECK(gains == 2 * L + 1);
+      int64_t rows = 0;
+      for (const train::ParamRow& r : train::exact_param_rows(c)) {
+        rows += r.parameters;
+        CHECK(r.kind != "LayerNorm biases");
+        CHECK(r.kind != "LayerNorm weights");
+      }
+      CHECK(rows == layout.num_parameters());
+    }
+    {  // rope: no wpe
+      nn::GPTConfig c = base;
+      c.pos_encoding = nn::PosEncoding::Rope;
+      const nn::ParamLayout layout = nn::param_layout(c);
+      CHECK(layout.find("transformer.wpe.weight") == nullptr);
+      CHECK(layout.num_parameters() == plain.num_parameters() - T * C);
+      nn::GPT m = nn::gpt_create(c);
+      CHECK(!m.wpe.defined());
+      int64_t rows = 0;
+      for (const train::ParamRow& r : train::exact_param_rows(c)) rows += r.parameters;
+      CHECK(rows == layout.num_parameters());
+    }
+    {  // relu2: the same table as gelu
+      nn::GPTConfig c = base;
+      c.mlp = nn::MlpKind::Relu2;
+      const nn::ParamLayout layout = nn::param_layout(c);
+      REQUIRE(layout.table.size() == plain.table.size());
+      for (size_t i = 0; i < layout.table.size(); ++i) {
+        CHECK(layout.table[i].name == plain.table[i].name);
+        CHECK(layout.table[i].shape == plain.table[i].shape);
+      }
+    }
+    {  // swiglu: c_fc [2·4C, C], c_proj still [C, 4C]
+      nn::GPTConfig c = base;
+      c.mlp = nn::MlpKind::Swiglu;
+      const nn::ParamLayout layout = nn::param_layout(c);
+      CHECK(nn::mlp_hidden(c) == 4 * C);
+      CHECK(nn::mlp_up_rows(c) == 8 * C);
+      CHECK(nn::mlp_up_rows(base) == 4 * C);
+      for (int64_t l = 0; l < L; ++l) {
+        const std::string h = "transformer.h." + std::to_string(l) + ".mlp.";
+        CHECK(shape_of(layout, h + "c_fc.weight") == std::vector<int64_t>{8 * C, C});
+        CHECK(shape_of(layout, h + "c_proj.weight") == std::vector<int64_t>{C, 4 * C});
+        if (bias) CHECK(shape_of(layout, h + "c_fc.bias") == std::vector<int64_t>{8 * C});
+        else CHECK(layout.find(h + "c_fc.bias") == nullptr);
+      }
+      CHECK(layout.num_parameters() == plain.num_parameters() + L * (4 * C * C + (bias ? 4 * C : 0)));
+      CHECK(nn::matmul_parameters(c) == nn::matmul_parameters(base) + L * 4 * C * C);
+      nn::GPT m = nn::gpt_create(c);
+      CHECK(m.blocks[0].c_fc_weight.size(0) == 8 * C);
+      int64_t rows = 0;
+      for (const train::ParamRow& r : train::exact_param_rows(c)) rows += r.parameters;
+      CHECK(rows == layout.num_parameters());
+    }
+  }
+}

@@ -6,7 +6,8 @@
 // Usage:
 //   tapegpt_parity_dump --out DIR [--vocab V] [--block T'] [--layers L]
 //       [--heads NH] [--embd C] [--bias 0|1] [--tied 0|1]
-//       [--pos learned|sinusoidal] [--gelu tanh|erf] [--seed S] [--batch B] [--time T]
+//       [--pos learned|sinusoidal|rope] [--gelu tanh|erf] [--norm layernorm|rmsnorm]
+//       [--mlp gelu|relu2|swiglu] [--seed S] [--batch B] [--time T]
 //       [--steps K] [--lr LR] [--clip G] [--wd WD] [--spread F]
 //
 // Layout of DIR (all little-endian, parameters concatenated in the order and
@@ -54,6 +55,15 @@ struct Options {
   std::exit(2);
 }
 
+// --pos (the flag's old spelling), --pos-encoding, --gelu, --norm, --mlp:
+// the model choices (Note [Model choices] in nn/config.h); null otherwise.
+const nn::ModelChoice* choice_flag(const std::string& flag) {
+  if (flag == "--pos") return &nn::model_choice("pos_encoding");
+  for (const nn::ModelChoice& row : nn::model_choices())
+    if (flag == "--" + std::string(row.flag)) return &row;
+  return nullptr;
+}
+
 int64_t parse_int(const std::string& flag, const char* text) {
   char* end = nullptr;
   const long long v = std::strtoll(text, &end, 10);
@@ -90,13 +100,9 @@ Options parse_options(int argc, char** argv) {
     else if (flag == "--embd") o.config.n_embd = parse_int(flag, v);
     else if (flag == "--bias") o.config.bias = parse_int(flag, v) != 0;
     else if (flag == "--tied") o.config.tied = parse_int(flag, v) != 0;
-    else if (flag == "--pos") {
-      if (!nn::pos_encoding_parse(v, &o.config.pos_encoding))
-        usage_error("--pos wants 'learned' or 'sinusoidal', got '" + std::string(v) + "'");
-    }
-    else if (flag == "--gelu") {
-      if (!nn::gelu_parse(v, &o.config.gelu))
-        usage_error("--gelu wants 'tanh' or 'erf', got '" + std::string(v) + "'");
+    else if (const nn::ModelChoice* row = choice_flag(flag)) {
+      if (!nn::choice_parse(*row, v, &o.config))
+        usage_error(flag + " wants " + nn::choice_list(*row) + ", got '" + std::string(v) + "'");
     }
     else if (flag == "--seed") o.seed = static_cast<uint64_t>(parse_int(flag, v));
     else if (flag == "--batch") o.B = parse_int(flag, v);
@@ -250,9 +256,10 @@ int main(int argc, char** argv) {
   js << "{\n  \"config\": {\"vocab_size\": " << c.vocab_size << ", \"block_size\": " << c.block_size
      << ", \"n_layer\": " << c.n_layer << ", \"n_head\": " << c.n_head << ", \"n_embd\": " << c.n_embd
      << ", \"bias\": " << (c.bias ? "true" : "false") << ", \"tied\": " << (c.tied ? "true" : "false")
-     << ", \"dropout\": " << json_float(c.dropout) << ", \"pos_encoding\": \""
-     << nn::pos_encoding_name(c.pos_encoding) << "\", \"gelu\": \"" << nn::gelu_name(c.gelu)
-     << "\"},\n";
+     << ", \"dropout\": " << json_float(c.dropout);
+  for (const nn::ModelChoice& row : nn::model_choices())  // pos_encoding, gelu, norm, mlp
+    js << ", \"" << row.key << "\": \"" << nn::choice_name(row, c) << "\"";
+  js << "},\n";
   js << "  \"seed\": " << o.seed << ", \"B\": " << o.B << ", \"T\": " << o.T
      << ", \"spread\": " << json_float(o.spread) << ",\n";
   js << "  \"optimizer\": {\"steps\": " << o.steps << ", \"lr\": " << json_float(o.lr)

@@ -81,3 +81,44 @@ TEST_CASE("a resumed run may change only these flags", "[flags]") {
   CHECK(train::find_train_flag("") == nullptr);  // eps is saved but has no flag
   CHECK(train::find_train_flag("no-such-flag") == nullptr);
 }
+
+TEST_CASE("the model choices are flags with today's defaults and one-line errors", "[flags]") {
+  // Note [Model choices]: one row each in nn::model_choices(), one flag each here.
+  for (const auto& [flag, fallback] : std::vector<std::pair<std::string, std::string>>{
+           {"norm", "layernorm"}, {"pos-encoding", "learned"}, {"mlp", "gelu"}, {"gelu", "tanh"}}) {
+    INFO(flag);
+    const train::TrainFlag* f = train::find_train_flag(flag);
+    REQUIRE(f != nullptr);
+    CHECK(f->group == "model");
+    CHECK(f->default_text == fallback);
+    CHECK_FALSE(f->resumable);
+    CHECK(f->saved_slot == -1);  // saved in /config, not /train/flags
+  }
+  train::TrainOptions o = train::default_options();
+  train::find_train_flag("norm")->set(o, std::string("rmsnorm"));
+  train::find_train_flag("pos-encoding")->set(o, std::string("rope"));
+  train::find_train_flag("mlp")->set(o, std::string("swiglu"));
+  CHECK(o.model.norm == nn::NormKind::RMSNorm);
+  CHECK(o.model.pos_encoding == nn::PosEncoding::Rope);
+  CHECK(o.model.mlp == nn::MlpKind::Swiglu);
+  train::find_train_flag("mlp")->set(o, std::string("relu2"));
+  CHECK(o.model.mlp == nn::MlpKind::Relu2);
+  const std::vector<std::pair<std::string, std::string>> errors = {
+      {"norm", "--norm must be 'layernorm' or 'rmsnorm' (got 'batchnorm')"},
+      {"pos-encoding", "--pos-encoding must be 'learned', 'sinusoidal' or 'rope' (got 'batchnorm')"},
+      {"mlp", "--mlp must be 'gelu', 'relu2' or 'swiglu' (got 'batchnorm')"},
+      {"gelu", "--gelu must be 'tanh' or 'erf' (got 'batchnorm')"}};
+  for (const auto& [flag, message] : errors) {
+    INFO(flag);
+    try {
+      train::find_train_flag(flag)->set(o, std::string("batchnorm"));
+      FAIL("no error");
+    } catch (const tg::UsageError& e) {
+      CHECK(std::string(e.what()) == message);
+    }
+  }
+  // Defaults untouched by the failures above.
+  CHECK(o.model.norm == nn::NormKind::RMSNorm);
+  CHECK(train::default_options().model.norm == nn::NormKind::LayerNorm);
+  CHECK(train::default_options().model.mlp == nn::MlpKind::Gelu);
+}

@@ -35,12 +35,13 @@ void print_header(const std::string& path, const checkpoints::Inspection& in) {
   std::printf("  format_version  %lld (%s)\n", static_cast<long long>(in.format_version),
               in.format_version >= 2 ? "Fletcher32 checksum on every dataset" : "no dataset checksums");
   std::printf("  config          vocab_size %lld, block_size %lld, n_layer %lld, n_head %lld, n_embd %lld,\n"
-              "                  bias %s, tied %s, dropout %g, pos_encoding %s, gelu %s\n",
+              "                  bias %s, tied %s, dropout %g",
               static_cast<long long>(c.vocab_size), static_cast<long long>(c.block_size),
               static_cast<long long>(c.n_layer), static_cast<long long>(c.n_head),
               static_cast<long long>(c.n_embd), c.bias ? "yes" : "no", c.tied ? "yes" : "no",
-              static_cast<double>(c.dropout), nn::pos_encoding_name(c.pos_encoding),
-              nn::gelu_name(c.gelu));
+              static_cast<double>(c.dropout));
+  for (const nn::ModelChoice& row : nn::model_choices()) std::printf(", %s %s", row.key, nn::choice_name(row, c));
+  std::printf("\n");
   std::printf("  step            %lld\n", static_cast<long long>(m.train.step));
   std::printf("  tokens seen     %lld\n", static_cast<long long>(m.train.tokens_seen));
   if (std::isfinite(m.train.best_val_loss)) std::printf("  best val loss   %.6f\n", m.train.best_val_loss);

@@ -47,8 +47,9 @@ int cmd_params(int argc, char** argv) {
       ("n-embd", "embedding width", cxxopts::value<int64_t>())
       ("block-size", "context length", cxxopts::value<int64_t>())
       ("no-bias", "no biases")
-      ("untied", "separate lm_head")
-      ("pos-encoding", "learned | sinusoidal", cxxopts::value<std::string>());
+      ("untied", "separate lm_head");
+  for (const nn::ModelChoice& row : nn::model_choices())  // --norm, --pos-encoding, --mlp, --gelu
+    opts.add_options()(row.flag, nn::choice_alternatives(row), cxxopts::value<std::string>());
   add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
@@ -72,16 +73,20 @@ int cmd_params(int argc, char** argv) {
   if (r.count("block-size")) c.block_size = get<int64_t>(r, "block-size");
   if (r.count("no-bias")) c.bias = false;
   if (r.count("untied")) c.tied = false;
-  if (r.count("pos-encoding") && !nn::pos_encoding_parse(get<std::string>(r, "pos-encoding"), &c.pos_encoding))
-    throw tg::UsageError("--pos-encoding must be 'learned' or 'sinusoidal'");
+  for (const nn::ModelChoice& row : nn::model_choices())
+    if (r.count(row.flag) && !nn::choice_parse(row, get<std::string>(r, row.flag), &c))
+      throw tg::UsageError("--" + std::string(row.flag) + " must be " + nn::choice_list(row) + " (got '" +
+                           get<std::string>(r, row.flag) + "')");
   const std::string err = nn::config_error(c);
   if (!err.empty()) throw tg::UsageError(err);
 
-  std::printf("%s: vocab %lld, context %lld, %lld layers, %lld heads of %lld, d_model %lld, %s, %s\n\n",
+  std::printf("%s: vocab %lld, context %lld, %lld layers, %lld heads of %lld, d_model %lld, %s, %s",
               source.c_str(), static_cast<long long>(c.vocab_size), static_cast<long long>(c.block_size),
               static_cast<long long>(c.n_layer), static_cast<long long>(c.n_head),
               static_cast<long long>(c.head_size()), static_cast<long long>(c.n_embd),
               c.tied ? "tied embedding" : "untied lm_head", c.bias ? "with biases" : "no biases");
+  for (const nn::ModelChoice& row : nn::model_choices()) std::printf(", %s %s", row.key, nn::choice_name(row, c));
+  std::printf("\n\n");
   print_table("Exact parameters of this model:", train::exact_param_rows(c));
   print_table("Weight-matrix view (weight matrices only; embedding and unembedding both counted):",
               train::weight_matrix_rows(c));

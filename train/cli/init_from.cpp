@@ -40,12 +40,10 @@ nn::GPTConfig fine_tune_config(const cxxopts::ParseResult& r, const train::Train
     throw tg::UsageError(contradiction("no-bias", "", path, "biases"));
   if (r.count("untied") && ck.tied)
     throw tg::UsageError(contradiction("untied", "", path, "a tied lm_head"));
-  if (r.count("pos-encoding") && o.model.pos_encoding != ck.pos_encoding)
-    throw tg::UsageError(contradiction("pos-encoding", nn::pos_encoding_name(o.model.pos_encoding), path,
-                                       std::string(nn::pos_encoding_name(ck.pos_encoding)) + " positions"));
-  if (r.count("gelu") && o.model.gelu != ck.gelu)
-    throw tg::UsageError(contradiction("gelu", nn::gelu_name(o.model.gelu), path,
-                                       std::string("the ") + nn::gelu_name(ck.gelu) + " GELU"));
+  for (const nn::ModelChoice& row : nn::model_choices())  // --norm, --pos-encoding, --mlp, --gelu
+    if (r.count(row.flag) && row.get(o.model) != row.get(ck))
+      throw tg::UsageError(contradiction(row.flag, nn::choice_name(row, o.model), path,
+                                         std::string(row.key) + " " + nn::choice_name(row, ck)));
   nn::GPTConfig c = ck;
   if (r.count("block-size")) {
     if (o.model.block_size > ck.block_size && ck.pos_encoding == nn::PosEncoding::Learned)

@@ -92,7 +92,7 @@ class BlockMark {
 };
 
 // ops/embedding.cpp — ids[B,T] → [B,T,C]: wte[V,C] rows plus wpe[T',C] rows
-// 0…T-1 (T ≤ T').
+// 0…T-1 (T ≤ T'); wpe may be undefined (no position table: RoPE).
 Tensor embedding(const OpContext& ctx, const int32_t* ids, int64_t B, int64_t T, const Tensor& wte,
                  const Tensor& wpe);
 // ops/add.cpp — a + b, same number of elements.
@@ -107,6 +107,17 @@ Tensor layernorm(const OpContext& ctx, const Tensor& x, const Tensor& weight, co
 // ops/gelu.cpp — recomputable, as layernorm.
 Tensor gelu(const OpContext& ctx, const Tensor& x,
             kernels::GeluKind kind = kernels::GeluKind::Tanh);
+// ops/rmsnorm.cpp — x·rstd·weight over the last dimension, no bias;
+// recomputable, as layernorm.
+Tensor rmsnorm(const OpContext& ctx, const Tensor& x, const Tensor& weight);
+// ops/relu2.cpp — max(x, 0)²; recomputable.
+Tensor relu2(const OpContext& ctx, const Tensor& x);
+// ops/swiglu.cpp — x[…, 2H] = [gate | value] → silu(gate)·value [… , H];
+// recomputable.
+Tensor swiglu(const OpContext& ctx, const Tensor& x);
+// ops/rope.cpp — qkv[B,T,3C] with q and k of each head rotated by positions
+// pos0…pos0+T-1 (kernels.h's RoPE), v unchanged.
+Tensor rope(const OpContext& ctx, const Tensor& qkv, int64_t n_head, int64_t pos0 = 0);
 // ops/attention.cpp — causal self-attention, qkv[B,T,3C] → [B,T,C], with the
 // blockwise kernel (memory linear in T; the naive T×T kernel stays in
 // kernels/ as its test oracle and benchmark). With a tape and dropout_p > 0

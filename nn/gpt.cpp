@@ -95,6 +95,27 @@ GPT gpt_create(const GPTConfig& config, ParameterStore store) {
   return m;
 }
 
+namespace {
+
+// The norm and the MLP activation the config picks (Note [Model choices] in
+// config.h).
+Tensor norm(const OpContext& ctx, const GPTConfig& c, const Tensor& x, const Tensor& weight,
+            const Tensor& bias) {
+  if (c.norm == NormKind::RMSNorm) return autograd::rmsnorm(ctx, x, weight);
+  return autograd::layernorm(ctx, x, weight, bias);
+}
+
+Tensor activation(const OpContext& ctx, const GPTConfig& c, const Tensor& x) {
+  switch (c.mlp) {
+    case MlpKind::Relu2: return autograd::relu2(ctx, x);
+    case MlpKind::Swiglu: return autograd::swiglu(ctx, x);
+    case MlpKind::Gelu: break;
+  }
+  return autograd::gelu(ctx, x, c.gelu);
+}
+
+}  // namespace
+
 Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B, int64_t T,
                    uint64_t dropout_seed, float* attention_probs) {
   const GPTConfig& c = m.config;
@@ -115,21 +136,22 @@ Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64
     const BlockWeights& b = m.blocks[static_cast<size_t>(l)];
     const autograd::BlockMark block(ctx, l);
     // x = x + attn(ln_1(x))
-    Tensor h = autograd::layernorm(ctx, x, b.ln_1_weight, b.ln_1_bias);
+    Tensor h = norm(ctx, c, x, b.ln_1_weight, b.ln_1_bias);
     h = autograd::linear(ctx, h, b.c_attn_weight, b.c_attn_bias);
+    if (c.pos_encoding == PosEncoding::Rope) h = autograd::rope(ctx, h, c.n_head);
     h = autograd::attention(ctx, h, c.n_head, p, tg::splitmix64(attn_site), probs_of(l));
     h = autograd::linear(ctx, h, b.attn_proj_weight, b.attn_proj_bias);
     h = autograd::dropout(ctx, h, p, next_seed());
     x = autograd::add(ctx, x, h);
-    // x = x + mlp(ln_2(x)), mlp = c_proj(gelu(c_fc(·)))
-    h = autograd::layernorm(ctx, x, b.ln_2_weight, b.ln_2_bias);
+    // x = x + mlp(ln_2(x)), mlp = c_proj(act(c_fc(·)))
+    h = norm(ctx, c, x, b.ln_2_weight, b.ln_2_bias);
     h = autograd::linear(ctx, h, b.c_fc_weight, b.c_fc_bias);
-    h = autograd::gelu(ctx, h, c.gelu);
+    h = activation(ctx, c, h);
     h = autograd::linear(ctx, h, b.mlp_proj_weight, b.mlp_proj_bias);
     h = autograd::dropout(ctx, h, p, next_seed());
     x = autograd::add(ctx, x, h);
   }
-  x = autograd::layernorm(ctx, x, m.ln_f_weight, m.ln_f_bias);
+  x = norm(ctx, c, x, m.ln_f_weight, m.ln_f_bias);
   return autograd::linear(ctx, x, m.lm_head, Tensor{});
 }
 

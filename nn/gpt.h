@@ -31,7 +31,7 @@ struct BlockWeights {
   Tensor c_attn_weight, c_attn_bias;        // [3C, C]: rows q…, k…, v…
   Tensor attn_proj_weight, attn_proj_bias;  // attn.c_proj [C, C]
   Tensor ln_2_weight, ln_2_bias;
-  Tensor c_fc_weight, c_fc_bias;            // [4C, C]
+  Tensor c_fc_weight, c_fc_bias;            // [4C, C]; [2·4C, C] for SwiGLU (Note [SwiGLU rows])
   Tensor mlp_proj_weight, mlp_proj_bias;    // mlp.c_proj [C, 4C]
 };
 
@@ -40,7 +40,7 @@ struct GPT {
   ParameterStore store;
   autograd::FloatBuffer sinusoid;  // [block_size, C], only for sinusoidal positions
   Tensor wte;                      // [V, C]
-  Tensor wpe;                      // [block_size, C]: learned, or the fixed table (no grad)
+  Tensor wpe;                      // [block_size, C]: learned, or the fixed table (no grad); undefined for RoPE
   std::vector<BlockWeights> blocks;
   Tensor ln_f_weight, ln_f_bias;
   Tensor lm_head;                  // [V, C]: wte itself when tied

@@ -11,8 +11,12 @@ void embedding_forward(float* out, const int32_t* ids, const float* wte, const f
   for (int64_t bt = 0; bt < B * T; ++bt) {
     const int64_t t = bt % T;
     const float* tok = wte + static_cast<int64_t>(ids[bt]) * C;
-    const float* pos = wpe + t * C;
     float* o = out + bt * C;
+    if (!wpe) {  // no position table (RoPE rotates q and k instead)
+      for (int64_t c = 0; c < C; ++c) o[c] = tok[c];
+      continue;
+    }
+    const float* pos = wpe + t * C;
     for (int64_t c = 0; c < C; ++c) o[c] = tok[c] + pos[c];
   }
 }

@@ -32,7 +32,8 @@ void linear_backward(float* dinp, float* dweight, float* dbias, const float* dou
                      const float* inp, const float* weight, int64_t N, int64_t IC, int64_t OC);
 
 // ---- embedding: out[b,t,:] = wte[ids[b,t],:] + wpe[t,:] --------------------
-// ids must already be validated against V (the caller's job).
+// ids must already be validated against V (the caller's job). wpe may be
+// null: no position table (RoPE), out = wte rows.
 void embedding_forward(float* out, const int32_t* ids, const float* wte, const float* wpe,
                        int64_t B, int64_t T, int64_t C);
 // dwte[ids[b,t]] += dout[b,t]; dwpe[t] += Σ_b dout[b,t]. Either may be null.

@@ -1,4 +1,5 @@
-// The embedding op: out[b,t,:] = wte[ids[b,t],:] + wpe[t,:].
+// The embedding op: out[b,t,:] = wte[ids[b,t],:] + wpe[t,:] (wpe may be
+// undefined: no position table).
 // Gradient check: tests/autograd/test_ops_gradcheck.cpp [embedding].
 #include "autograd/ops/op_support.h"
 
@@ -26,7 +27,7 @@ struct EmbeddingRecord {
 Tensor embedding(const OpContext& ctx, const int32_t* ids, int64_t B, int64_t T, const Tensor& wte,
                  const Tensor& wpe) {
   const int64_t C = wte.size(1);
-  TG_CHECK(wpe.size(1) == C && T <= wpe.size(0));
+  TG_CHECK(!wpe.defined() || (wpe.size(1) == C && T <= wpe.size(0)));
   const bool record = records(ctx, wte, wpe);
   Tensor out = new_output(ctx, tensor_view(nullptr, nullptr, {B, T, C}), C, record);
   run_op(ctx, EmbeddingRecord{out.data, wte.grad, wpe.grad, out.grad, ids, wte.data, wpe.data, B, T, C},

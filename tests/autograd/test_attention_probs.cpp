@@ -67,12 +67,16 @@ TEST_CASE("flash attention probabilities: rows sum to 1, future exactly 0, equal
                                   << ", worst |flash - reference| " << worst_ref);
       CHECK(nonzero_future == 0);
       CHECK(worst_sum <= 1e-6);
-      // Probabilities are ≤ 1, so these are absolute errors. Both float
-      // kernels round each score s, which moves exp(s - lse) by about
-      // |s|·6e-8 relative: up to 1.8e-6 measured against the double
-      // reference at scores of order 30 (spread 3), and 4e-7 between the
-      // two kernels, whose scores round alike.
-      CHECK(worst_naive <= 1e-6);
+      // Probabilities are ≤ 1, so these are absolute errors. A float kernel
+      // rounds each score s = q·k/√HS, HS products summed, which moves
+      // exp(s - lse) by about (HS·|q||k|/√HS + |s|)·6e-8 relative: within
+      // 4e-6 of the double reference at scores of order 30 (spread 3; up to
+      // 1.8e-6 measured). The two float kernels sum their scores in
+      // different orders (an fma chain; the blocked micro-kernel, whose
+      // order depends on the vector width of the build), so each is within
+      // that bound of the reference and they are within twice it of each
+      // other (1.4e-6 measured on an AVX-512 build).
+      CHECK(worst_naive <= 8e-6);
       CHECK(worst_ref <= 4e-6);
     }
 }

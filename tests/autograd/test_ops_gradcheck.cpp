@@ -11,6 +11,8 @@
 // wrong or missing term (errors of order 1) fails.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "autograd/ops.h"
 #include "support/gradcheck.h"
 
@@ -137,6 +139,38 @@ TEST_CASE("gelu op gradients", "[gradcheck][ops][gelu]") {
   check_op({&x}, [](OpContext& ctx, std::vector<Tensor>& v) {
     return autograd::gelu(ctx, v[0], kernels::GeluKind::Erf);
   }, rng);
+}
+
+TEST_CASE("rmsnorm op gradients", "[gradcheck][ops][rmsnorm]") {
+  tg::Rng rng(40);
+  Leaf x = make_leaf({4, 9}, rng, 2.0), w = make_leaf({9}, rng);
+  check_op({&x, &w}, [](OpContext& ctx, std::vector<Tensor>& v) {
+    return autograd::rmsnorm(ctx, v[0], v[1]);
+  }, rng);
+}
+
+TEST_CASE("relu2 op gradients", "[gradcheck][ops][relu2]") {
+  tg::Rng rng(41);
+  Leaf x = make_leaf({50}, rng, 2.0);
+  // Away from the kink at 0, where the central difference straddles it.
+  for (float& v : x.data)
+    if (std::abs(v) < 0.05f) v = v < 0 ? -0.05f : 0.05f;
+  check_op({&x}, [](OpContext& ctx, std::vector<Tensor>& v) { return autograd::relu2(ctx, v[0]); }, rng);
+}
+
+TEST_CASE("swiglu op gradients", "[gradcheck][ops][swiglu]") {
+  tg::Rng rng(42);
+  Leaf x = make_leaf({3, 2 * 7}, rng, 2.0);
+  check_op({&x}, [](OpContext& ctx, std::vector<Tensor>& v) { return autograd::swiglu(ctx, v[0]); }, rng);
+}
+
+TEST_CASE("rope op gradients, from position 0 and later", "[gradcheck][ops][rope]") {
+  tg::Rng rng(43);
+  Leaf qkv = make_leaf({2, 5, 3 * 8}, rng);
+  for (int64_t pos0 : {0, 7})
+    check_op({&qkv}, [pos0](OpContext& ctx, std::vector<Tensor>& v) {
+      return autograd::rope(ctx, v[0], 2, pos0);
+    }, rng);
 }
 
 // The naive T×T kernels are compared with the blockwise ones directly, with

@@ -2,14 +2,35 @@
 // including past block_size where the context is cropped.
 #include <catch2/catch.hpp>
 
+#include <vector>
+
 #include "model_fixture.h"
 #include "nn/decode.h"
 #include "nn/sampling.h"
 
+namespace {
+
+// The default model and one per model option (Note [Model choices]); the
+// last combines the modern ones (RoPE rotates q and the cached k).
+std::vector<nn::GPTConfig> option_configs() {
+  std::vector<nn::GPTConfig> cs(7, testing::tiny_config());
+  cs[1].pos_encoding = nn::PosEncoding::Sinusoidal;
+  cs[2].pos_encoding = nn::PosEncoding::Rope;
+  cs[3].norm = nn::NormKind::RMSNorm;
+  cs[4].mlp = nn::MlpKind::Relu2;
+  cs[5].mlp = nn::MlpKind::Swiglu;
+  cs[6].pos_encoding = nn::PosEncoding::Rope;
+  cs[6].norm = nn::NormKind::RMSNorm;
+  cs[6].mlp = nn::MlpKind::Swiglu;
+  return cs;
+}
+
+}  // namespace
+
 TEST_CASE("decoder logits equal the full forward's at every position", "[decode]") {
-  for (bool sinusoidal : {false, true}) {
-    nn::GPTConfig c = testing::tiny_config();
-    if (sinusoidal) c.pos_encoding = nn::PosEncoding::Sinusoidal;
+  for (const nn::GPTConfig& c : option_configs()) {
+    INFO("pos " << nn::pos_encoding_name(c.pos_encoding) << ", norm " << static_cast<int>(c.norm)
+                << ", mlp " << static_cast<int>(c.mlp));
     const nn::GPT m = testing::tiny_model(c, 7, 1.0f);
     const testing::Batch b = testing::tiny_batch(1, c.block_size, c.vocab_size);
     autograd::Arena arena;
@@ -25,22 +46,25 @@ TEST_CASE("decoder logits equal the full forward's at every position", "[decode]
 }
 
 TEST_CASE("past block_size the decoder matches a forward over the cropped context", "[decode]") {
-  const nn::GPTConfig c = testing::tiny_config();  // block_size 8
-  const nn::GPT m = testing::tiny_model(c, 7, 1.0f);
-  const testing::Batch b = testing::tiny_batch(1, 8, c.vocab_size);
-  nn::Decoder dec(m);
-  for (int64_t t = 0; t < 8; ++t) dec.step(b.inputs[t]);
-  // The 9th token: the cache keeps the newest 4 and re-encodes them.
-  const int32_t next = 3;
-  const float* logits = dec.step(next);
-  std::vector<int32_t> ctx_ids(b.inputs.end() - 4, b.inputs.end());
-  ctx_ids.push_back(next);
-  autograd::Arena arena;
-  autograd::OpContext ctx{&arena, nullptr};
-  autograd::Tensor full = nn::gpt_forward(ctx, m, ctx_ids.data(), 1, 5);
-  for (int64_t v = 0; v < c.vocab_size; ++v)
-    REQUIRE(logits[v] == Approx(full.data[4 * c.vocab_size + v]).margin(1e-4));
-  CHECK(dec.length() == 5);
+  for (const nn::GPTConfig& c : option_configs()) {  // block_size 8
+    INFO("pos " << nn::pos_encoding_name(c.pos_encoding) << ", norm " << static_cast<int>(c.norm)
+                << ", mlp " << static_cast<int>(c.mlp));
+    const nn::GPT m = testing::tiny_model(c, 7, 1.0f);
+    const testing::Batch b = testing::tiny_batch(1, 8, c.vocab_size);
+    nn::Decoder dec(m);
+    for (int64_t t = 0; t < 8; ++t) dec.step(b.inputs[t]);
+    // The 9th token: the cache keeps the newest 4 and re-encodes them.
+    const int32_t next = 3;
+    const float* logits = dec.step(next);
+    std::vector<int32_t> ctx_ids(b.inputs.end() - 4, b.inputs.end());
+    ctx_ids.push_back(next);
+    autograd::Arena arena;
+    autograd::OpContext ctx{&arena, nullptr};
+    autograd::Tensor full = nn::gpt_forward(ctx, m, ctx_ids.data(), 1, 5);
+    for (int64_t v = 0; v < c.vocab_size; ++v)
+      REQUIRE(logits[v] == Approx(full.data[4 * c.vocab_size + v]).margin(1e-4));
+    CHECK(dec.length() == 5);
+  }
 }
 
 TEST_CASE("token sampler: greedy, top-k, top-p and seeded draws", "[sampling]") {

@@ -1,6 +1,7 @@
 // OpenBLAS kernel selection and threading (see blas_setup.h).
 #include "autograd/kernels/blas_setup.h"
 
+#include <omp.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -15,6 +16,7 @@ namespace kernels {
 namespace {
 
 enum BlasParallel { kSerial = 0, kPthreads = 1, kOpenMP = 2 };
+
 
 // The core type to force when OpenBLAS fell back to Prescott on a CPU that
 // has better kernels, or null (Note [OpenBLAS core detection]).
@@ -41,8 +43,26 @@ const char* blas_build_name() {
   }
 }
 
+// Note [OpenBLAS threading by core]: the OpenMP build threads a call itself,
+// cutting the output between its threads; with the Haswell kernels (also
+// what OpenBLAS runs on AMD Zen, and what OPENBLAS_CORETYPE=Haswell picks) a
+// cut through a register tile changes which kernel edge an element takes and
+// so the order of its sums: --threads 1 and 2 gave other bits at every K
+// (tests/robustness/test_kernel_threads.cpp). The SkylakeX and Cooperlake
+// kernels gave the same bits for any thread count (measured on those cores),
+// so they keep OpenBLAS's own threading; every other core is held at one
+// thread per call and split by the kernels on shape-fixed pieces, as the
+// pthread build is.
+static bool openmp_threading_is_thread_independent() {
+  const char* core = openblas_get_corename();
+  return std::strcmp(core, "SkylakeX") == 0 || std::strcmp(core, "Cooperlake") == 0;
+}
+
 bool blas_split_in_kernels() {
-  static const bool split = openblas_get_parallel() == kPthreads && !std::getenv("OPENBLAS_NUM_THREADS");
+  static const bool split =
+      !std::getenv("OPENBLAS_NUM_THREADS") &&
+      (openblas_get_parallel() == kPthreads ||
+       (openblas_get_parallel() == kOpenMP && !openmp_threading_is_thread_independent()));
   return split;
 }
 
@@ -83,7 +103,14 @@ void select_blas_kernels(char** argv) {
       // execv failed (no /proc?): carry on as we are, only slower.
     }
   }
-  if (openblas_get_parallel() == kPthreads && blas_split_in_kernels()) openblas_set_num_threads(1);
+  if (blas_split_in_kernels()) {
+    // The OpenMP build's setter also sets OpenMP's own thread count: keep
+    // ours. Held at 1, it then runs every call on one thread even as
+    // --threads changes OpenMP's count (its num_cpu_avail checks 1 first).
+    const int ours = omp_get_max_threads();
+    openblas_set_num_threads(1);
+    omp_set_num_threads(ours);
+  }
 }
 
 }  // namespace kernels

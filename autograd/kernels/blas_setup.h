@@ -16,7 +16,11 @@
 // alternatives system and LD_LIBRARY_PATH. openblas_get_parallel() says
 // which one it is, and each is handled differently (measurements and
 // reasons in BENCHMARKS.md, "OpenBLAS builds"):
-//  - openmp: BLAS runs on our own OpenMP pool; nothing to do.
+//  - openmp: BLAS runs on our own OpenMP pool; with the SkylakeX and
+//    Cooperlake kernels nothing more to do; with any other core, held at one
+//    thread per call and split as the pthread build is, since its own cuts
+//    made results depend on the thread count (Note [OpenBLAS threading by
+//    core] in blas_setup.cpp).
 //  - pthread: its own thread pool would compete with our spinning OpenMP
 //    threads (2-3x slower steps, issue 17). We hold it at one thread per call and the
 //    matmul kernels split each sgemm over our OpenMP threads instead (see

@@ -1,5 +1,6 @@
 // Linear layer kernels: every matmul is cblas_sgemm (cblas_sgemv for one row).
 #include <cblas.h>
+#include <omp.h>
 
 #include <algorithm>
 
@@ -26,9 +27,30 @@ namespace {
 // calls on the same pieces and gets the same bits, whatever OpenBLAS does
 // inside a call (its small-matrix kernels, say, for some pieces and not
 // others).
+// Where the kernels split sgemm themselves, every OpenBLAS call runs on one
+// thread. The pthread build is held there once; the OpenMP build follows
+// OpenMP's thread count at each call made outside an active parallel region
+// (inside one it runs on one thread), so such a call is made with the count
+// at 1 for its duration.
+class OneBlasThread {
+ public:
+  OneBlasThread() : restore_(blas_split_in_kernels() && !omp_in_parallel() ? omp_get_max_threads() : 0) {
+    if (restore_) omp_set_num_threads(1);
+  }
+  ~OneBlasThread() {
+    if (restore_) omp_set_num_threads(restore_);
+  }
+  OneBlasThread(const OneBlasThread&) = delete;
+  OneBlasThread& operator=(const OneBlasThread&) = delete;
+
+ private:
+  int restore_;
+};
+
 void sgemm_fixed_k(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t M, int64_t N, int64_t K,
                    const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
                    int64_t ldc) {
+  const OneBlasThread one_thread;
   const int64_t head = K / 256 * 256, tail = K - head;
   const float* a_tail = ta == CblasNoTrans ? A + head : A + head * lda;
   const float* b_tail = tb == CblasNoTrans ? B + head * ldb : B + head;
@@ -80,6 +102,7 @@ void sgemv_split(const float* W, const float* x, float beta, float* out, int64_t
   // Memory-bound: pieces of at least 64K weights rather than 4 MFLOP.
   const int64_t pieces = blas_split_in_kernels() ? std::max<int64_t>(1, std::min<int64_t>({16, OC / 64, OC * IC / 65536})) : 1;
   if (pieces == 1) {
+    const OneBlasThread one_thread;
     cblas_sgemv(CblasRowMajor, CblasNoTrans, OC, IC, 1.0f, W, IC, x, 1, beta, out, 1);
     return;
   }

@@ -19,17 +19,26 @@
 //                section of tests/autograd/test_ops_gradcheck.cpp tagged
 //                with the op's name (e.g. `test_autograd "[linear]"`).
 //
-// Adding an op, in four steps:
-//   1. its kernels in kernels/ (a forward/backward pair, kernels.h), each
-//      checked against a double version in reference.cpp
-//      (tests/autograd/test_kernels_vs_reference.cpp);
-//   2. autograd/ops/<op>.cpp: a plain record whose forward() and backward()
-//      call the kernel pair (Note [Tape entries]; kRecomputable if running
-//      it again beats keeping its output), and the op function, which takes
-//      its output from new_output and hands the record to run_op with the
-//      tensors it reads (op_support.h);
-//   3. its declaration below and the file in autograd/CMakeLists.txt;
+// Adding an op, and every file it touches:
+//   1. its kernels in kernels/ (a forward/backward pair declared in
+//      kernels/kernels.h, defined in kernels/<op>.cpp, listed in
+//      kernels/CMakeLists.txt), each checked against a double version in
+//      kernels/reference.{h,cpp} by a test in tests/autograd/ (e.g.
+//      test_block_option_kernels.cpp: finite differences of the reference,
+//      the float kernel within bounds derived from float rounding);
+//   2. autograd/ops/<op>.cpp (found by CMake's glob): a plain record whose
+//      forward() and backward() call the kernels (Note [Tape entries] in
+//      tape.h; kRecomputable if running it again beats keeping its output),
+//      and the op function, which takes its output from new_output and hands
+//      the record to run_op with the tensors it reads and which of them its
+//      backward reads (op_support.h): the memory planner needs nothing else;
+//   3. its declaration below;
 //   4. a gradient check in tests/autograd/test_ops_gradcheck.cpp tagged [<op>].
+// As a model option (nn/README.md): a row of Note [Model choices] in
+// nn/config.h and its enum in config.{h,cpp}; one line in nn/gpt.cpp's
+// gpt_forward and in nn/decode.cpp; the parameter table nn/params.cpp if the
+// tensors change; the PyTorch model scripts/nanogpt_model.py with a case in
+// tests/parity/CMakeLists.txt, and the decoder test's option list.
 //
 // Note [No hidden modes]
 // Whether an op records for backward is decided by its arguments alone:

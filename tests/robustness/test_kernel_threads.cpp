@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/kernels/attention_naive.h"
 #include "autograd/kernels/kernels.h"
 
 namespace {
@@ -146,8 +147,8 @@ TEST_CASE("attention and cross-entropy are thread-count independent", "[threads]
   const auto qkv = random_floats(N * 3 * C, 15, -2.0f, 2.0f), dout = random_floats(N * C, 16);
   check_thread_independent("attention", [&] {
     std::vector<float> out(N * C), att(B * NH * T * T), dqkv(N * 3 * C, 0.0f), scratch(B * NH * T * T);
-    kernels::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
-    kernels::attention_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
+    kernels::attention_naive_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+    kernels::attention_naive_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
     return Buffers{out, att, dqkv};
   });
   const int64_t Tc = 500;

@@ -6,12 +6,12 @@
 #include <omp.h>
 
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "autograd/kernels/attention_flash.h"
 #include "autograd/kernels/attention_naive.h"
 #include "autograd/kernels/reference.h"
+#include "support/bits.h"
 #include "support/gradcheck.h"
 
 // OpenBLAS's own setter (cblas.h is private to the kernels library); with
@@ -20,6 +20,7 @@ extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace ref = kernels::reference;
 using testing::random_vector;
+using testing::same_bits;
 using testing::to_float;
 using Vec = std::vector<double>;
 using FVec = std::vector<float>;
@@ -73,10 +74,6 @@ Vec reference_lse(const Vec& qkv, int64_t B, int64_t T, int64_t C, int64_t NH) {
         lse[(b * NH + h) * T + t] = mx + std::log(sum);
       }
   return lse;
-}
-
-bool same_bits(const FVec& a, const FVec& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 }  // namespace

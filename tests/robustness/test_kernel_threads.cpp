@@ -14,6 +14,9 @@
 
 #include "autograd/kernels/attention_naive.h"
 #include "autograd/kernels/kernels.h"
+#include "support/bits.h"
+
+using testing::same_bits;
 
 namespace {
 
@@ -33,10 +36,6 @@ std::vector<int32_t> random_ids(int64_t n, int32_t V, uint32_t seed) {
   std::vector<int32_t> v(static_cast<size_t>(n));
   for (int32_t& x : v) x = dist(gen);
   return v;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 // Runs `kernel` (which fills its outputs from fixed inputs) with 1 thread and
@@ -98,7 +97,7 @@ TEST_CASE("the weight gradient in row chunks has the bits of one sgemm call", "[
                 1.0f, one_call.data(), IC);
     kernels::linear_backward(nullptr, chunked.data(), nullptr, dout.data(), inp.data(), nullptr, rows, IC, OC);
     INFO("threads " << threads);
-    CHECK(std::memcmp(one_call.data(), chunked.data(), one_call.size() * sizeof(float)) == 0);
+    CHECK(same_bits(one_call, chunked));
   }
   omp_set_num_threads(1);
   openblas_set_num_threads(1);

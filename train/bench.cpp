@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "autograd/kernels/attention_flash.h"
+#include "autograd/kernels/attention_naive.h"
 #include "autograd/kernels/kernels.h"
 #include "autograd/base/rng.h"
 #include "nn/decode.h"
@@ -131,8 +132,8 @@ AttentionKernels compare_attention_kernels(const nn::GPTConfig& c, int64_t B) {
       time_call([&] { kernels::attention_flash_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH); }) +
       time_call([&] { kernels::attention_flash_backward(dqkv.data(), dout.data(), out.data(), qkv.data(), lse.data(), B, T, C, NH); });
   k.naive_seconds =
-      time_call([&] { kernels::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH); }) +
-      time_call([&] { kernels::attention_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH); });
+      time_call([&] { kernels::attention_naive_forward(out.data(), att.data(), qkv.data(), B, T, C, NH); }) +
+      time_call([&] { kernels::attention_naive_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH); });
   k.blockwise_saved_bytes = B * NH * T * 4;      // each row's log-sum-exp
   k.naive_saved_bytes = B * NH * T * T * 4;      // every probability
   k.naive_scratch_bytes = B * NH * T * T * 4;    // backward's T×T scratch

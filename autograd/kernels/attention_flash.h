@@ -1,5 +1,5 @@
-// Blockwise ("flash") causal multi-head attention: the same function as
-// kernels::attention_forward/backward, computed without any T×T matrix.
+// Blockwise ("flash") causal multi-head attention: the same function as the
+// naive pair in attention_naive.h, computed without any T×T matrix.
 // Same layout and Note [Kernel conventions] as kernels.h.
 #pragma once
 
@@ -34,7 +34,7 @@ namespace kernels {
 // (out is the dropped output, so D is still Σ_j P·(dP⊙M·k)). p = 0 is exactly
 // the kernel without dropout.
 
-// out[B,T,C] as attention_forward; lse[B,NH,T] saved for the backward.
+// out[B,T,C] as attention_naive_forward; lse[B,NH,T] saved for the backward.
 // dropout_p, seed: Note [Attention dropout] (0: none).
 void attention_flash_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T,
                              int64_t C, int64_t NH, float dropout_p = 0.0f, uint64_t seed = 0);

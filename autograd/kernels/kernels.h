@@ -110,25 +110,11 @@ void swiglu_forward(float* out, const float* inp, int64_t N, int64_t H);
 void swiglu_backward(float* dinp, const float* dout, const float* inp, int64_t N, int64_t H);
 
 // ---- causal multi-head self-attention --------------------------------------
-// The naive pair, which stores every T×T probability map: training runs the
-// blockwise pair (attention_flash.h); tests compare the two and
-// `tapegpt bench --naive-attention` times them, calling these directly.
-// qkv[B,T,3C] holds q, k, v side by side; head h owns channels h·HS…(h+1)·HS-1
-// of each. For every (b, h): scores = q·kᵀ/√HS with future positions set to
-// -∞ before a row-wise softmax, so att[b,h,t,:] sums to 1 and is exactly 0
-// above the diagonal; out[b,t,h·HS…] = att·v.
-// att[B,NH,T,T] keeps the probabilities for backward (before dropout).
-// dropout_p > 0 drops probabilities as Note [Attention dropout] in
-// attention_flash.h (the same mask as the blockwise kernel).
-void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t T,
-                       int64_t C, int64_t NH, float dropout_p = 0.0f, uint64_t seed = 0);
-// Softmax backward: dscores = att ⊙ (datt - Σ_j att·datt), then
-// dq += dscores·k/√HS, dk += dscoresᵀ·q/√HS, dv += attᵀ·dout.
-// scratch holds B*NH*T*T floats.
-void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv,
-                        const float* att, int64_t B, int64_t T, int64_t C, int64_t NH,
-                        float dropout_p = 0.0f, uint64_t seed = 0);
-
+// Training runs the blockwise pair (attention_flash.h). The naive pair that
+// stores every T×T probability map, its test oracle and benchmark baseline,
+// is not in this library: attention_naive.h (tapegpt_kernels_naive, linked
+// only by tests and by `tapegpt bench --naive-attention`).
+//
 // One new query per head against a KV cache (inference only): q[C],
 // k_cache/v_cache[Tc, C] rows 0…Tc-1 valid (the new token's k, v included),
 // out[C]. scratch holds NH*Tc floats.

@@ -6,12 +6,12 @@
 #include <omp.h>
 
 #include <cmath>
-#include <cstring>
 #include <vector>
 
 #include "autograd/kernels/attention_flash.h"
-#include "autograd/kernels/kernels.h"
+#include "autograd/kernels/attention_naive.h"
 #include "autograd/kernels/reference.h"
+#include "support/bits.h"
 #include "support/gradcheck.h"
 
 // OpenBLAS's own setter (cblas.h is private to the kernels library); with
@@ -20,6 +20,7 @@ extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace ref = kernels::reference;
 using testing::random_vector;
+using testing::same_bits;
 using testing::to_float;
 using Vec = std::vector<double>;
 using FVec = std::vector<float>;
@@ -75,10 +76,6 @@ Vec reference_lse(const Vec& qkv, int64_t B, int64_t T, int64_t C, int64_t NH) {
   return lse;
 }
 
-bool same_bits(const FVec& a, const FVec& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 }  // namespace
 
 TEST_CASE("flash attention forward matches the reference and the naive kernel", "[kernels][flash]") {
@@ -96,7 +93,7 @@ TEST_CASE("flash attention forward matches the reference and the naive kernel", 
     require_close(flse, reference_lse(qkv, B, T, C, NH));
 
     FVec nout(B * T * C), natt(B * NH * T * T);
-    kernels::attention_forward(nout.data(), natt.data(), fqkv.data(), B, T, C, NH);
+    kernels::attention_naive_forward(nout.data(), natt.data(), fqkv.data(), B, T, C, NH);
     require_close(fout, nout);
   }
 }
@@ -140,9 +137,9 @@ TEST_CASE("flash attention backward matches the reference and the naive kernel, 
     require_close(fdqkv, dqkv);
 
     FVec nout(B * T * C), natt(B * NH * T * T), scratch(B * NH * T * T);
-    kernels::attention_forward(nout.data(), natt.data(), fqkv.data(), B, T, C, NH);
-    kernels::attention_backward(ndqkv.data(), scratch.data(), fdout.data(), fqkv.data(),
-                                natt.data(), B, T, C, NH);
+    kernels::attention_naive_forward(nout.data(), natt.data(), fqkv.data(), B, T, C, NH);
+    kernels::attention_naive_backward(ndqkv.data(), scratch.data(), fdout.data(), fqkv.data(),
+                                      natt.data(), B, T, C, NH);
     require_close(fdqkv, ndqkv);
   }
 }
@@ -166,9 +163,9 @@ TEST_CASE("flash and naive attention agree with attention dropout, forward and b
     kernels::attention_flash_backward(fdqkv.data(), dout.data(), fout.data(), qkv.data(),
                                       flse.data(), B, T, C, NH, p, seed);
     FVec nout(B * T * C), natt(B * NH * T * T), scratch(B * NH * T * T), ndqkv(qkv.size(), 0.0f);
-    kernels::attention_forward(nout.data(), natt.data(), qkv.data(), B, T, C, NH, p, seed);
-    kernels::attention_backward(ndqkv.data(), scratch.data(), dout.data(), qkv.data(), natt.data(),
-                                B, T, C, NH, p, seed);
+    kernels::attention_naive_forward(nout.data(), natt.data(), qkv.data(), B, T, C, NH, p, seed);
+    kernels::attention_naive_backward(ndqkv.data(), scratch.data(), dout.data(), qkv.data(), natt.data(),
+                                      B, T, C, NH, p, seed);
     require_close(fout, nout);
     require_close(fdqkv, ndqkv);
   }

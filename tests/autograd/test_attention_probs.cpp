@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "autograd/kernels/attention_flash.h"
-#include "autograd/kernels/kernels.h"
+#include "autograd/kernels/attention_naive.h"
 #include "autograd/kernels/reference.h"
 #include "support/gradcheck.h"
 
@@ -40,7 +40,7 @@ TEST_CASE("flash attention probabilities: rows sum to 1, future exactly 0, equal
       kernels::attention_flash_probs(probs.data(), qkv.data(), lse.data(), B, T, C, NH);
 
       std::vector<float> naive_out(B * T * C), naive_att(B * NH * T * T);
-      kernels::attention_forward(naive_out.data(), naive_att.data(), qkv.data(), B, T, C, NH);
+      kernels::attention_naive_forward(naive_out.data(), naive_att.data(), qkv.data(), B, T, C, NH);
       std::vector<double> ref_out(B * T * C), ref_att(B * NH * T * T);
       kernels::reference::attention_forward(ref_out.data(), ref_att.data(), qkv_d.data(), B, T, C,
                                             NH);

@@ -18,6 +18,7 @@
 #include <cmath>
 
 #include "autograd/kernels/attention_flash.h"
+#include "autograd/kernels/attention_naive.h"
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/kernels.h"
 #include "autograd/kernels/reference.h"
@@ -328,7 +329,7 @@ TEST_CASE("attention kernels match the reference", "[kernels]") {
     // Scores are HS-term products (|s - max| ≲ 8 here), probabilities T-term sums.
     const double k = T + HS + 16;
     FVec fqkv = to_float(qkv), fout(B * T * C), fatt(B * NH * T * T), scratch(B * NH * T * T);
-    kernels::attention_forward(fout.data(), fatt.data(), fqkv.data(), B, T, C, NH, static_cast<float>(p), seed);
+    kernels::attention_naive_forward(fout.data(), fatt.data(), fqkv.data(), B, T, C, NH, static_cast<float>(p), seed);
     require_within(fout, out, sout, k, "naive attention out");
     Vec satt(att.size());
     for (size_t i = 0; i < att.size(); ++i) satt[i] = att[i];
@@ -336,7 +337,8 @@ TEST_CASE("attention kernels match the reference", "[kernels]") {
     FVec fdqkv = to_float(dqkv), fdout = to_float(dout);
     FVec fdqkv2 = fdqkv, fout2(B * T * C), lse(B * NH * T);
     ref::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH, p, seed);
-    kernels::attention_backward(fdqkv.data(), scratch.data(), fdout.data(), fqkv.data(), fatt.data(), B, T, C, NH, static_cast<float>(p), seed);
+    kernels::attention_naive_backward(fdqkv.data(), scratch.data(), fdout.data(), fqkv.data(), fatt.data(), B, T, C,
+                                      NH, static_cast<float>(p), seed);
     require_within(fdqkv, dqkv, sdqkv, k, "naive attention dqkv");
     // The blockwise kernel: the same function, the same mask.
     kernels::attention_flash_forward(fout2.data(), lse.data(), fqkv.data(), B, T, C, NH, static_cast<float>(p), seed);
@@ -351,7 +353,7 @@ TEST_CASE("attention_decode matches the last row of full attention", "[kernels]"
   const int64_t T = 11, C = 24, NH = 4;
   FVec qkv = to_float(random_vector<double>(T * 3 * C, rng));
   FVec out(T * C), att(NH * T * T);
-  kernels::attention_forward(out.data(), att.data(), qkv.data(), 1, T, C, NH);
+  kernels::attention_naive_forward(out.data(), att.data(), qkv.data(), 1, T, C, NH);
   // Caches hold the k and v rows of every position, as the decoder keeps them.
   FVec kc(T * C), vc(T * C), dec(C), scratch(NH * T);
   for (int64_t t = 0; t < T; ++t)

@@ -14,7 +14,7 @@ using namespace checkpoints_test;
 namespace {
 
 int write(const std::string& path) {
-  nn::GPTConfig config = tiny_config();
+  nn::GPTConfig config = tiny_checkpoint_config();
   config.vocab_size = 300;  // room for the 256-token byte tokenizer too
   checkpoints::Checkpoint meta = full_meta(config);
   meta.tokenizer.type = "bpe";

@@ -1,28 +1,20 @@
 // Test fixtures for checkpoints (see fixtures.h).
 #include "tests/checkpoints/fixtures.h"
 
-#include <algorithm>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "autograd/base/errors.h"
 #include "autograd/base/rng.h"
+#include "tests/support/bits.h"
+#include "tests/support/tiny_config.h"
 
 namespace checkpoints_test {
 
-nn::GPTConfig tiny_config() {
-  nn::GPTConfig c;
-  c.vocab_size = 11;
-  c.block_size = 8;
-  c.n_layer = 2;
-  c.n_head = 2;
+nn::GPTConfig tiny_checkpoint_config() {
+  nn::GPTConfig c = testing::tiny_config();
   c.n_embd = 8;
   c.dropout = 0.1f;
   return c;
@@ -91,8 +83,7 @@ bool same_bits(const nn::ParameterStore& a, const nn::ParameterStore& b, Buffer 
     const nn::ParamInfo& p = a.table[k];
     const nn::ParamInfo& q = b.table[k];
     if (p.name != q.name || p.shape != q.shape) return false;
-    if (std::memcmp(buffer_of(a, which) + p.offset, buffer_of(b, which) + q.offset,
-                    static_cast<size_t>(p.numel) * sizeof(float)) != 0)
+    if (!testing::same_bits(buffer_of(a, which) + p.offset, buffer_of(b, which) + q.offset, p.numel))
       return false;
   }
   return true;
@@ -103,42 +94,6 @@ bool all_zero(const nn::ParameterStore& s, Buffer which) {
   for (int64_t i = 0; i < s.total; ++i)
     if (x[i] != 0.0f) return false;
   return true;
-}
-
-ScratchDir::ScratchDir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string templ = std::string(tmp && *tmp ? tmp : "/tmp") + "/tapegpt-ckpt-XXXXXX";
-  std::vector<char> buf(templ.begin(), templ.end());
-  buf.push_back('\0');
-  if (!mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
-  dir_ = buf.data();
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  std::filesystem::permissions(dir_, std::filesystem::perms::owner_all, ec);
-  std::filesystem::remove_all(dir_, ec);
-}
-
-std::string ScratchDir::listing() const {
-  std::vector<std::string> names;
-  for (const auto& e : std::filesystem::directory_iterator(dir_)) names.push_back(e.path().filename());
-  std::sort(names.begin(), names.end());
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : " ") + n;
-  return out;
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
 namespace {

@@ -1,5 +1,6 @@
 // Test fixtures for checkpoints: a tiny model with deterministic, awkward
-// values, a scratch directory, and HDF5 helpers to damage a valid file.
+// values, and HDF5 helpers to damage a valid file. (Scratch directories and
+// file bytes: tests/support/files.h.)
 #pragma once
 
 #include <hdf5.h>
@@ -9,12 +10,17 @@
 #include <string>
 
 #include "checkpoints/checkpoint.h"
+#include "tests/support/files.h"
 
 namespace checkpoints_test {
 
-// V=11, T=8, L=2, NH=2, C=8: small enough that every test runs in
-// milliseconds, large enough to have every kind of tensor.
-nn::GPTConfig tiny_config();
+using testing::read_bytes;
+using testing::TempDir;
+using testing::write_bytes;
+
+// testing::tiny_config() with C=8 (smaller files; test_hostile's messages
+// name it) and dropout 0.1, so the config round trip sees a non-default value.
+nn::GPTConfig tiny_checkpoint_config();
 // A store for `config` with params, m and v filled from `seed`, including
 // -0.0, subnormals and extreme magnitudes (bit-exactness, not just equality);
 // v is non-negative as a real second moment is.
@@ -27,25 +33,6 @@ checkpoints::Checkpoint full_meta(const nn::GPTConfig& config);
 enum class Buffer { Params, M, V };
 bool same_bits(const nn::ParameterStore& a, const nn::ParameterStore& b, Buffer which);
 bool all_zero(const nn::ParameterStore& s, Buffer which);
-
-// A fresh directory under $TMPDIR (or /tmp), removed with its contents.
-class ScratchDir {
- public:
-  ScratchDir();
-  ~ScratchDir();
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-  const std::string& dir() const { return dir_; }
-  // Names of every entry in the directory, sorted.
-  std::string listing() const;
-
- private:
-  std::string dir_;
-};
-
-std::string read_bytes(const std::string& path);
-void write_bytes(const std::string& path, const std::string& bytes);
 
 // Opens `path` read-write with HDF5 and runs `edit` on the file id.
 void edit_h5(const std::string& path, const std::function<void(hid_t file)>& edit);

@@ -18,9 +18,9 @@ namespace {
 
 // An existing checkpoint and a different model we will fail to save over it.
 struct Existing {
-  ScratchDir dir;
-  std::string path = dir.path("ckpt.h5");
-  nn::GPTConfig config = tiny_config();
+  TempDir dir;
+  std::string path = dir.file("ckpt.h5");
+  nn::GPTConfig config = tiny_checkpoint_config();
   checkpoints::Checkpoint meta = full_meta(config);
   nn::ParameterStore old_store = filled_store(config, 1);
   nn::ParameterStore new_store = filled_store(config, 2);
@@ -53,10 +53,10 @@ TEST_CASE("a save into a read-only directory fails cleanly", "[checkpoints]") {
   // As root (CI) the save runs on a thread without root's permission
   // override, so the directory's mode applies to it too.
   Existing e;
-  REQUIRE(chmod(e.dir.dir().c_str(), 0555) == 0);
+  REQUIRE(chmod(e.dir.path().c_str(), 0555) == 0);
   const std::string err =
       test_support::without_permission_override([&] { return save_error(e.path, e.meta, e.new_store); });
-  chmod(e.dir.dir().c_str(), 0755);
+  chmod(e.dir.path().c_str(), 0755);
   INFO(err);
   CHECK(err.find("Permission denied") != std::string::npos);
   e.require_untouched();
@@ -75,9 +75,9 @@ TEST_CASE("a save whose temporary name is blocked fails cleanly", "[checkpoints]
 }
 
 TEST_CASE("a save into a missing directory fails cleanly", "[checkpoints]") {
-  ScratchDir dir;
-  const nn::GPTConfig config = tiny_config();
-  const std::string err = save_error(dir.path("no/such/dir/ckpt.h5"), full_meta(config), filled_store(config, 1));
+  TempDir dir;
+  const nn::GPTConfig config = tiny_checkpoint_config();
+  const std::string err = save_error(dir.file("no/such/dir/ckpt.h5"), full_meta(config), filled_store(config, 1));
   CHECK(err.find("No such file or directory") != std::string::npos);
   CHECK(dir.listing().empty());
 }
@@ -99,9 +99,9 @@ TEST_CASE("save refuses contents it could not load back", "[checkpoints]") {
 TEST_CASE("a save that hits a full disk fails cleanly at any point", "[checkpoints]") {
   // A bigger model, so the limits below fall in metadata, in the middle of
   // the tensors and at the very last bytes HDF5 writes on close.
-  ScratchDir dir;
-  const std::string path = dir.path("ckpt.h5");
-  nn::GPTConfig config = tiny_config();
+  TempDir dir;
+  const std::string path = dir.file("ckpt.h5");
+  nn::GPTConfig config = tiny_checkpoint_config();
   config.n_embd = 32;
   const checkpoints::Checkpoint meta = full_meta(config);
   const nn::ParameterStore old_store = filled_store(config, 1);

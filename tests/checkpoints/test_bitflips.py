@@ -17,6 +17,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "robustness"))
 import robutil  # noqa: E402
+import testutil  # noqa: E402  (tests/support, on sys.path through robutil)
 
 TAPEGPT = None
 DATASETS = [
@@ -48,17 +49,13 @@ def flip_middle_bit(src, dst, dataset):
 class BitFlips(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tapegpt-bitflip-")
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-bitflip-")
         cls.data = robutil.prepare_tiny(TAPEGPT, cls.tmp)
         cls.run_dir = os.path.join(cls.tmp, "run")
         robutil.run(TAPEGPT, "train", "--data", cls.data, *robutil.TINY_MODEL, "--max-steps", "4",
                     "--eval-interval", "2", "--eval-steps", "2", "--threads", "2", "--out", cls.run_dir)
         cls.ckpt = os.path.join(cls.run_dir, "ckpt.h5")
         cls.val = os.path.join(cls.data, "val.bin")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def commands(self, ckpt):
         return {

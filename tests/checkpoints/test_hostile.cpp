@@ -14,9 +14,9 @@ namespace {
 
 // A valid checkpoint of the tiny model in a scratch directory.
 struct ValidFile {
-  ScratchDir dir;
-  std::string path = dir.path("ckpt.h5");
-  nn::GPTConfig config = tiny_config();
+  TempDir dir;
+  std::string path = dir.file("ckpt.h5");
+  nn::GPTConfig config = tiny_checkpoint_config();
   ValidFile() {
     checkpoints::Checkpoint meta = full_meta(config);
     meta.tokenizer.merges = {{1, 2}};
@@ -39,10 +39,10 @@ const std::string kWte = "/model/transformer.wte.weight";
 }  // namespace
 
 TEST_CASE("load refuses files that are not HDF5", "[checkpoints]") {
-  ScratchDir dir;
-  require_refused(dir.path("absent.h5"), "No such file");
-  require_refused(dir.dir(), "is a directory");
-  const std::string path = dir.path("junk.h5");
+  TempDir dir;
+  require_refused(dir.file("absent.h5"), "No such file");
+  require_refused(dir.path(), "is a directory");
+  const std::string path = dir.file("junk.h5");
   write_bytes(path, "");
   require_refused(path, "not an HDF5 file");
   write_bytes(path, "hello, I am a text file\n");
@@ -59,7 +59,7 @@ TEST_CASE("load refuses files that are not HDF5", "[checkpoints]") {
 TEST_CASE("load refuses a truncated checkpoint at every cut", "[checkpoints]") {
   ValidFile f;
   const std::string bytes = read_bytes(f.path);
-  const std::string cut = f.dir.path("cut.h5");
+  const std::string cut = f.dir.file("cut.h5");
   const size_t n = bytes.size();
   for (size_t len : {size_t{0}, size_t{4}, size_t{8}, size_t{40}, size_t{100}, size_t{512}, size_t{2048},
                      n / 4, n / 2, 3 * n / 4, n - 100, n - 1}) {
@@ -74,7 +74,7 @@ TEST_CASE("load refuses a truncated checkpoint at every cut", "[checkpoints]") {
 TEST_CASE("load refuses foreign HDF5 files and other format versions", "[checkpoints]") {
   ValidFile f;
   SECTION("valid HDF5 of the old default kind (superblock v0)") {
-    const std::string path = f.dir.path("foreign.h5");
+    const std::string path = f.dir.file("foreign.h5");
     H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
     hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     float x[3] = {1, 2, 3};
@@ -83,7 +83,7 @@ TEST_CASE("load refuses foreign HDF5 files and other format versions", "[checkpo
     require_refused(path, "version-0 superblock (no checksums), so not one tapegpt wrote");
   }
   SECTION("valid checksummed HDF5, no format attribute") {
-    const std::string path = f.dir.path("foreign.h5");
+    const std::string path = f.dir.file("foreign.h5");
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_libver_bounds(fapl, H5F_LIBVER_V18, H5F_LIBVER_LATEST);
     hid_t file = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);

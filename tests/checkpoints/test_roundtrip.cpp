@@ -59,9 +59,9 @@ void require_same_optimizer(const checkpoints::OptimizerState& a, const checkpoi
 }  // namespace
 
 TEST_CASE("checkpoint round trip is bit-exact, moments and all", "[checkpoints]") {
-  ScratchDir dir;
-  const std::string path = dir.path("ckpt.h5");
-  const nn::GPTConfig config = tiny_config();
+  TempDir dir;
+  const std::string path = dir.file("ckpt.h5");
+  const nn::GPTConfig config = tiny_checkpoint_config();
   const checkpoints::Checkpoint meta = full_meta(config);
   const nn::ParameterStore store = filled_store(config, 7);
   save_checkpoint(path, meta, store);
@@ -79,10 +79,10 @@ TEST_CASE("checkpoint round trip is bit-exact, moments and all", "[checkpoints]"
 }
 
 TEST_CASE("checkpoint round trip covers every config variant and merges", "[checkpoints]") {
-  ScratchDir dir;
-  const std::string path = dir.path("ckpt.h5");
+  TempDir dir;
+  const std::string path = dir.file("ckpt.h5");
   for (int variant = 0; variant < 4; ++variant) {
-    nn::GPTConfig config = tiny_config();
+    nn::GPTConfig config = tiny_checkpoint_config();
     config.bias = variant % 2 == 0;
     config.tied = variant < 2;
     config.pos_encoding = variant == 3 ? nn::PosEncoding::Sinusoidal : nn::PosEncoding::Learned;
@@ -143,13 +143,13 @@ TEST_CASE("a checkpoint without the newer /config choices reads as the defaults"
 }
 
 TEST_CASE("checkpoint without optimizer: no moments written or read", "[checkpoints]") {
-  ScratchDir dir;
-  const nn::GPTConfig config = tiny_config();
+  TempDir dir;
+  const nn::GPTConfig config = tiny_checkpoint_config();
   const checkpoints::Checkpoint meta = full_meta(config);
   const nn::ParameterStore store = filled_store(config, 3);
 
   SECTION("saved without moments: optimizer attrs kept, moments absent") {
-    const std::string path = dir.path("eval.h5");
+    const std::string path = dir.file("eval.h5");
     save_checkpoint(path, meta, store, /*with_optimizer=*/false);
     bool has_m = true;
     edit_h5(path, [&](hid_t file) { has_m = H5Lexists(file, "/optimizer/m", H5P_DEFAULT) > 0; });
@@ -162,7 +162,7 @@ TEST_CASE("checkpoint without optimizer: no moments written or read", "[checkpoi
     CHECK(all_zero(loaded.store, Buffer::V));
   }
   SECTION("full file loaded without moments") {
-    const std::string path = dir.path("full.h5");
+    const std::string path = dir.file("full.h5");
     save_checkpoint(path, meta, store, true);
     checkpoints::Loaded loaded = load_checkpoint(path, /*with_optimizer=*/false);
     CHECK_FALSE(loaded.has_optimizer);
@@ -173,9 +173,9 @@ TEST_CASE("checkpoint without optimizer: no moments written or read", "[checkpoi
 }
 
 TEST_CASE("saving over an existing checkpoint replaces it", "[checkpoints]") {
-  ScratchDir dir;
-  const std::string path = dir.path("ckpt.h5");
-  const nn::GPTConfig config = tiny_config();
+  TempDir dir;
+  const std::string path = dir.file("ckpt.h5");
+  const nn::GPTConfig config = tiny_checkpoint_config();
   checkpoints::Checkpoint meta = full_meta(config);
   save_checkpoint(path, meta, filled_store(config, 1));
   meta.train.step = 99;
@@ -193,11 +193,11 @@ TEST_CASE("checkpoint files are plain HDF5 that h5dump reads", "[checkpoints]") 
     WARN("h5dump not installed (apt-get install hdf5-tools); skipping");
     return;
   }
-  ScratchDir dir;
-  const std::string path = dir.path("ckpt.h5");
-  const nn::GPTConfig config = tiny_config();
+  TempDir dir;
+  const std::string path = dir.file("ckpt.h5");
+  const nn::GPTConfig config = tiny_checkpoint_config();
   save_checkpoint(path, full_meta(config), filled_store(config, 5));
-  const std::string out = dir.path("header.txt");
+  const std::string out = dir.file("header.txt");
   REQUIRE(std::system(("h5dump -H '" + path + "' > '" + out + "'").c_str()) == 0);
   const std::string header = read_bytes(out);
   CHECK(header.find("DATASET \"transformer.h.0.attn.c_attn.weight\"") != std::string::npos);

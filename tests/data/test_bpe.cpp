@@ -10,12 +10,12 @@
 #include "data/byte_split.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_json.h"
-#include "test_util.h"
+#include "support/files.h"
 
 namespace {
 
 std::string shakespeare(size_t n) {
-  static const std::string text = data_test::read_bytes("data/tinyshakespeare.txt");
+  static const std::string text = testing::read_bytes("data/tinyshakespeare.txt");
   return text.substr(0, n);
 }
 

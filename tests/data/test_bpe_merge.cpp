@@ -8,7 +8,7 @@
 #include "data/bpe_merge.h"
 #include "data/bpe_train.h"
 #include "data/gpt2_vocab.h"
-#include "test_util.h"
+#include "support/files.h"
 
 namespace {
 
@@ -48,7 +48,7 @@ TEST_CASE("heap merge equals the round-by-round merge", "[bpe]") {
   check_same(gpt2, "eeeeetaoin ", 2);
   check_same(gpt2, "ACGT", 3);
   check_same(gpt2, "=-=-*", 4);
-  const std::string text = data_test::read_bytes("data/tinyshakespeare.txt").substr(0, 200000);
+  const std::string text = testing::read_bytes("data/tinyshakespeare.txt").substr(0, 200000);
   const data::MergeTable bpe = table_of(data::bpe_train(text, 1024));
   check_same(bpe, letters, 5);
   check_same(bpe, "eeeeetaoin ", 6);

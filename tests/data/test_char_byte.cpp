@@ -5,7 +5,7 @@
 #include "autograd/base/errors.h"
 #include "autograd/base/rng.h"
 #include "data/tokenizer.h"
-#include "test_util.h"
+#include "support/files.h"
 
 TEST_CASE("char vocabulary is the sorted distinct code points", "[char]") {
   const data::TokenizerSpec spec = data::char_spec_from_text("hello wörld\n");
@@ -16,7 +16,7 @@ TEST_CASE("char vocabulary is the sorted distinct code points", "[char]") {
 }
 
 TEST_CASE("char tokenizer on Tiny Shakespeare has nanoGPT's 65 tokens", "[char]") {
-  const std::string text = data_test::read_bytes("data/tinyshakespeare.txt");
+  const std::string text = testing::read_bytes("data/tinyshakespeare.txt");
   const data::Tokenizer tok = data::make_tokenizer(data::char_spec_from_text(text));
   CHECK(tok.vocab_size() == 65);
   CHECK(tok.token_bytes(0) == "\n");

@@ -7,7 +7,7 @@
 #include "data/gpt2_vocab.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_json.h"
-#include "test_util.h"
+#include "support/files.h"
 
 namespace {
 
@@ -17,7 +17,7 @@ struct Case {
 };
 
 std::vector<Case> load_cases() {
-  const auto j = nlohmann::json::parse(data_test::read_bytes("tests/data/fixtures/gpt2_cases.json"));
+  const auto j = nlohmann::json::parse(testing::read_bytes("tests/data/fixtures/gpt2_cases.json"));
   std::vector<Case> cases;
   for (const auto& c : j.at("cases")) cases.push_back({c.at("text").get<std::string>(), c.at("ids").get<std::vector<int32_t>>()});
   return cases;
@@ -63,7 +63,7 @@ TEST_CASE("gpt2 rebuilt from tokenizer.json gives the same ids", "[gpt2]") {
 }
 
 TEST_CASE("gpt2 on Tiny Shakespeare matches nanoGPT's token counts", "[gpt2]") {
-  const std::string text = data_test::read_bytes("data/tinyshakespeare.txt");
+  const std::string text = testing::read_bytes("data/tinyshakespeare.txt");
   const size_t cut = static_cast<size_t>(text.size() * 0.9);
   const auto train = gpt2().encode(std::string_view(text).substr(0, cut));
   const auto val = gpt2().encode(std::string_view(text).substr(cut));

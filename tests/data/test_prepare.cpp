@@ -7,7 +7,7 @@
 #include "data/token_file.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_json.h"
-#include "test_util.h"
+#include "support/files.h"
 #include "train/cli/commands.h"
 
 namespace {
@@ -19,7 +19,7 @@ std::string decode_file(const data::Tokenizer& tok, const std::string& path) {
   return tok.decode(ids);
 }
 
-data::PrepareOptions options(const data_test::TempDir& dir, const std::string& tokenizer) {
+data::PrepareOptions options(const testing::TempDir& dir, const std::string& tokenizer) {
   data::PrepareOptions o;
   o.inputs = {dir.file("a.txt"), dir.file("b.txt")};
   o.tokenizer = tokenizer;
@@ -37,11 +37,11 @@ int run_prepare(std::vector<std::string> args) {
 }  // namespace
 
 TEST_CASE("prepare writes token files that decode to the split text", "[prepare]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   const std::string a = "First Citizen:\nBefore we proceed any further, hear me speak.\n";
   const std::string b = "All:\nSpeak, speak. Caf\xc3\xa9 \xe2\x80\x94 na\xc3\xafve.";  // no final newline
-  data_test::write_bytes(dir.file("a.txt"), a);
-  data_test::write_bytes(dir.file("b.txt"), b);
+  testing::write_bytes(dir.file("a.txt"), a);
+  testing::write_bytes(dir.file("b.txt"), b);
   const std::string text = a + b;
 
   for (const std::string tokenizer : {"char", "byte", "bpe", "gpt2"}) {
@@ -63,8 +63,8 @@ TEST_CASE("prepare writes token files that decode to the split text", "[prepare]
 }
 
 TEST_CASE("prepare cuts the split at a UTF-8 boundary", "[prepare]") {
-  data_test::TempDir dir;
-  data_test::write_bytes(dir.file("a.txt"), "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");  // 10 bytes
+  testing::TempDir dir;
+  testing::write_bytes(dir.file("a.txt"), "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");  // 10 bytes
   data::PrepareOptions o = options(dir, "char");
   o.inputs = {dir.file("a.txt")};
   o.val_fraction = 0.25;  // a cut at byte 7 would split a character; 6 does not
@@ -75,14 +75,14 @@ TEST_CASE("prepare cuts the split at a UTF-8 boundary", "[prepare]") {
 }
 
 TEST_CASE("prepare rejects unusable inputs with a DataError naming them", "[prepare]") {
-  data_test::TempDir dir;
-  data_test::write_bytes(dir.file("a.txt"), "hello there\n");
-  data_test::write_bytes(dir.file("b.txt"), "");
+  testing::TempDir dir;
+  testing::write_bytes(dir.file("a.txt"), "hello there\n");
+  testing::write_bytes(dir.file("b.txt"), "");
   data::PrepareOptions o = options(dir, "char");
   CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("b.txt") && Catch::Contains("empty"));
-  data_test::write_bytes(dir.file("b.txt"), std::string("bin\0ary", 7));
+  testing::write_bytes(dir.file("b.txt"), std::string("bin\0ary", 7));
   CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("b.txt") && Catch::Contains("NUL"));
-  data_test::write_bytes(dir.file("b.txt"), "latin1 caf\xe9");
+  testing::write_bytes(dir.file("b.txt"), "latin1 caf\xe9");
   CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("b.txt") && Catch::Contains("UTF-8"));
   o.tokenizer = "gpt2";
   CHECK_THROWS_AS(data::prepare_corpus(o), tg::DataError);
@@ -96,9 +96,9 @@ TEST_CASE("prepare rejects unusable inputs with a DataError naming them", "[prep
 }
 
 TEST_CASE("prepare rejects bad options with a UsageError", "[prepare]") {
-  data_test::TempDir dir;
-  data_test::write_bytes(dir.file("a.txt"), "hello there\n");
-  data_test::write_bytes(dir.file("b.txt"), "general kenobi\n");
+  testing::TempDir dir;
+  testing::write_bytes(dir.file("a.txt"), "hello there\n");
+  testing::write_bytes(dir.file("b.txt"), "general kenobi\n");
   data::PrepareOptions o = options(dir, "words");
   CHECK_THROWS_AS(data::prepare_corpus(o), tg::UsageError);
   o = options(dir, "char");
@@ -115,8 +115,8 @@ TEST_CASE("prepare rejects bad options with a UsageError", "[prepare]") {
 }
 
 TEST_CASE("tapegpt prepare parses its flags", "[prepare][cli]") {
-  data_test::TempDir dir;
-  data_test::write_bytes(dir.file("a.txt"), "hello there, general kenobi\n");
+  testing::TempDir dir;
+  testing::write_bytes(dir.file("a.txt"), "hello there, general kenobi\n");
   const std::string out = dir.file("out");
   CHECK(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "bpe", "--vocab-size", "260", "--val-fraction",
                      "0.2", "--out", out}) == 0);

@@ -20,7 +20,7 @@
 #include "data/tokenizer.h"
 #include "data/tokenizer_json.h"
 #include "data/utf8.h"
-#include "test_util.h"
+#include "support/files.h"
 
 namespace {
 
@@ -83,7 +83,7 @@ Expected one_shot(const std::string& type, const std::string& text, double val_f
 void check_prepared(const std::string& out, const Expected& e) {
   CHECK(read_ids(out + "/train.bin") == e.train);
   CHECK(read_ids(out + "/val.bin") == e.val);
-  CHECK(data_test::read_bytes(out + "/tokenizer.json") == e.json);
+  CHECK(testing::read_bytes(out + "/tokenizer.json") == e.json);
 }
 
 std::string gzip(const std::string& s) {
@@ -161,19 +161,19 @@ TEST_CASE("the GPT-2 ASCII fast path finds the words PCRE2 finds", "[prepare_str
     const std::string text = random_text(rng, 1 + static_cast<int>(rng() % 20));
     REQUIRE(words(data::gpt2_split, text) == words(data::gpt2_split_reference, text));
   }
-  const std::string shakespeare = data_test::read_bytes("data/tinyshakespeare.txt").substr(0, 200000);
+  const std::string shakespeare = testing::read_bytes("data/tinyshakespeare.txt").substr(0, 200000);
   CHECK(words(data::gpt2_split, shakespeare) == words(data::gpt2_split_reference, shakespeare));
 }
 
 TEST_CASE("streaming prepare equals one-shot encoding for every tokenizer and block size", "[prepare_stream]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   std::mt19937 rng(2024);
   // a lacks a final newline, so prepare joins the files with one.
   std::string a = random_text(rng, 300) + std::string(300, ' ') + "x" + std::string(70, '\n') + "it's 1234567 ";
   a += "\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x91\xa7 end";
   const std::string b = random_text(rng, 300) + "\n";
-  data_test::write_bytes(dir.file("a.txt"), a);
-  data_test::write_bytes(dir.file("b.txt"), b);
+  testing::write_bytes(dir.file("a.txt"), a);
+  testing::write_bytes(dir.file("b.txt"), b);
   const std::string text = a + "\n" + b;
   for (const std::string type : {"byte", "char", "bpe", "gpt2"}) {
     for (const double f : {0.0, 0.37}) {
@@ -197,10 +197,10 @@ TEST_CASE("streaming prepare equals one-shot encoding for every tokenizer and bl
 }
 
 TEST_CASE("parallel encoding of many blocks equals one-shot encoding", "[prepare_stream]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   std::mt19937 rng(99);
   const std::string text = random_text(rng, 40000);  // ~200 KB: ~50 blocks of 4 KiB, several batches
-  data_test::write_bytes(dir.file("a.txt"), text);
+  testing::write_bytes(dir.file("a.txt"), text);
   for (const std::string type : {"byte", "gpt2"}) {
     INFO(type);
     data::PrepareOptions o;
@@ -216,15 +216,15 @@ TEST_CASE("parallel encoding of many blocks equals one-shot encoding", "[prepare
 }
 
 TEST_CASE("a glob or directory of documents with --eot equals their encodings joined by <|endoftext|>", "[prepare_stream]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   std::filesystem::create_directory(dir.file("corpus"));
   std::mt19937 rng(5);
   std::vector<std::string> docs;
   for (int i = 0; i < 3; ++i) {
     docs.push_back(random_text(rng, 60 + 20 * i));
-    data_test::write_bytes(dir.file("corpus/doc" + std::to_string(i) + ".txt"), docs.back());
+    testing::write_bytes(dir.file("corpus/doc" + std::to_string(i) + ".txt"), docs.back());
   }
-  data_test::write_bytes(dir.file("corpus/notes.md"), "not matched by the glob");
+  testing::write_bytes(dir.file("corpus/notes.md"), "not matched by the glob");
   const data::Tokenizer tok = data::make_tokenizer(data::gpt2_spec());
   for (const double f : {0.0, 0.5}) {
     // The reference: documents joined; the text cut at the split; each
@@ -290,14 +290,14 @@ TEST_CASE("a glob or directory of documents with --eot equals their encodings jo
 }
 
 TEST_CASE("gzip, xz and zstd inputs give what their plain text gives", "[prepare_stream]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   std::mt19937 rng(11);
   const std::string a = random_text(rng, 2000), b = random_text(rng, 500);
-  data_test::write_bytes(dir.file("a.txt"), a);
-  data_test::write_bytes(dir.file("b.txt"), b);
-  data_test::write_bytes(dir.file("a.gz"), gzip(a.substr(0, 1000)) + gzip(a.substr(1000)));  // two members
-  data_test::write_bytes(dir.file("a.xz"), xz(a));
-  data_test::write_bytes(dir.file("b.zst"), zstd(b.substr(0, 100)) + zstd(b.substr(100)));    // two frames
+  testing::write_bytes(dir.file("a.txt"), a);
+  testing::write_bytes(dir.file("b.txt"), b);
+  testing::write_bytes(dir.file("a.gz"), gzip(a.substr(0, 1000)) + gzip(a.substr(1000)));  // two members
+  testing::write_bytes(dir.file("a.xz"), xz(a));
+  testing::write_bytes(dir.file("b.zst"), zstd(b.substr(0, 100)) + zstd(b.substr(100)));    // two frames
   auto run = [&](std::vector<std::string> inputs, const std::string& tokenizer = "gpt2") {
     data::PrepareOptions o;
     for (auto& i : inputs) i = dir.file(i);
@@ -320,10 +320,10 @@ TEST_CASE("gzip, xz and zstd inputs give what their plain text gives", "[prepare
   while (big.size() < (size_t{3} << 19)) big += random_text(rng, 1000);
   const std::string line = random_text(rng, 100) + "\n";
   while (big.size() < (size_t{3} << 20)) big += line;
-  data_test::write_bytes(dir.file("big.txt"), big);
-  data_test::write_bytes(dir.file("big.gz"), gzip(big));
-  data_test::write_bytes(dir.file("big.xz"), xz(big));
-  data_test::write_bytes(dir.file("big.zst"), zstd(big));
+  testing::write_bytes(dir.file("big.txt"), big);
+  testing::write_bytes(dir.file("big.gz"), gzip(big));
+  testing::write_bytes(dir.file("big.xz"), xz(big));
+  testing::write_bytes(dir.file("big.zst"), zstd(big));
   const auto big_plain = run({"big.txt"}, "byte");
   CHECK(run({"big.gz"}, "byte") == big_plain);
   CHECK(run({"big.xz"}, "byte") == big_plain);
@@ -331,19 +331,19 @@ TEST_CASE("gzip, xz and zstd inputs give what their plain text gives", "[prepare
 
   std::string broken = gzip(a);
   broken.resize(broken.size() / 2);
-  data_test::write_bytes(dir.file("broken.gz"), broken);
+  testing::write_bytes(dir.file("broken.gz"), broken);
   CHECK_THROWS_WITH(run({"broken.gz"}), Catch::Contains("broken.gz") && Catch::Contains("gzip data is corrupt or truncated"));
   std::string bad = zstd(a);
   bad[bad.size() / 2] ^= 0x55;
   bad.resize(bad.size() - 3);
-  data_test::write_bytes(dir.file("bad.zst"), bad);
+  testing::write_bytes(dir.file("bad.zst"), bad);
   CHECK_THROWS_AS(run({"bad.zst"}), tg::DataError);
 }
 
 TEST_CASE("--input - reads standard input", "[prepare_stream]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   const std::string text = "From standard input, it's 42 lines of text.\nAnd more.\n";
-  data_test::write_bytes(dir.file("in.txt"), gzip(text));
+  testing::write_bytes(dir.file("in.txt"), gzip(text));
   const int saved = ::dup(STDIN_FILENO);
   const int fd = ::open(dir.file("in.txt").c_str(), O_RDONLY);
   REQUIRE(fd >= 0);
@@ -358,7 +358,7 @@ TEST_CASE("--input - reads standard input", "[prepare_stream]") {
   ::dup2(saved, STDIN_FILENO);
   ::close(saved);
   check_prepared(o.out_dir, one_shot("char", text, 0.25));
-  CHECK(data_test::count_files(o.out_dir) == 3);  // the copy of stdin was unlinked
+  CHECK(testing::count_files(o.out_dir) == 3);  // the copy of stdin was unlinked
   o.inputs = {"-", "-"};
   CHECK_THROWS_AS(data::prepare_corpus(o), tg::UsageError);
 }

@@ -8,12 +8,12 @@
 #include "autograd/base/rng.h"
 #include "data/sampler.h"
 #include "data/token_file.h"
-#include "test_util.h"
+#include "support/files.h"
 
 namespace {
 
 // A file whose token i is i, so every batch shows where it came from.
-std::string identity_file(const data_test::TempDir& dir, int n) {
+std::string identity_file(const testing::TempDir& dir, int n) {
   std::vector<int32_t> t(n);
   for (int i = 0; i < n; ++i) t[i] = i;
   const std::string path = dir.file("ids.bin");
@@ -30,7 +30,7 @@ std::vector<int32_t> range(int from, int n) {
 }  // namespace
 
 TEST_CASE("sequential batches walk the file and start over at the end", "[sampler]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   const data::TokenFile f(identity_file(dir, 20));
   const int B = 2, T = 3;
   data::SequentialSampler s(f, B, T);
@@ -57,7 +57,7 @@ TEST_CASE("sequential batches walk the file and start over at the end", "[sample
 }
 
 TEST_CASE("sequential batch exactly fitting the file", "[sampler]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   const data::TokenFile f(identity_file(dir, 7));
   data::SequentialSampler s(f, 2, 3);
   std::vector<int32_t> x(6), y(6);
@@ -68,7 +68,7 @@ TEST_CASE("sequential batch exactly fitting the file", "[sampler]") {
 }
 
 TEST_CASE("samplers reject a corpus shorter than block_size+1", "[sampler]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   const data::TokenFile f(identity_file(dir, 8));
   CHECK_THROWS_WITH(data::RandomSampler(f, 4, 8), Catch::Contains("block_size+1"));
   CHECK_THROWS_WITH(data::SequentialSampler(f, 1, 8), Catch::Contains("block_size+1"));
@@ -78,7 +78,7 @@ TEST_CASE("samplers reject a corpus shorter than block_size+1", "[sampler]") {
 }
 
 TEST_CASE("random batches are windows at uniform starts, repeatable by seed", "[sampler]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   const int N = 50, B = 4, T = 5;
   const data::TokenFile f(identity_file(dir, N));
   data::RandomSampler s(f, B, T);

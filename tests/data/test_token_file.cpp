@@ -11,7 +11,7 @@
 
 #include "autograd/base/errors.h"
 #include "data/token_file.h"
-#include "test_util.h"
+#include "tests/support/files.h"
 #include "tests/support/no_skip.h"
 
 namespace {
@@ -33,7 +33,7 @@ void patch(std::string& bytes, size_t at, uint64_t v, int width) {
 }  // namespace
 
 TEST_CASE("token files round-trip with uint16 and uint32 tokens", "[token_file]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   for (int64_t vocab : {65, 65536, 65537, 100000}) {
     INFO("vocab " << vocab);
     const auto tokens = ramp(10000, vocab);
@@ -42,7 +42,7 @@ TEST_CASE("token files round-trip with uint16 and uint32 tokens", "[token_file]"
     CHECK(f.size() == 10000);
     CHECK(f.vocab_size() == vocab);
     CHECK(f.bytes_per_token() == (vocab <= 65536 ? 2 : 4));
-    CHECK(data_test::read_bytes(dir.file("t.bin")).size() == 32 + 10000 * static_cast<size_t>(f.bytes_per_token()));
+    CHECK(testing::read_bytes(dir.file("t.bin")).size() == 32 + 10000 * static_cast<size_t>(f.bytes_per_token()));
     CHECK(f[0] == tokens[0]);
     CHECK(f[9999] == tokens[9999]);
     std::vector<int32_t> back(10000);
@@ -53,11 +53,11 @@ TEST_CASE("token files round-trip with uint16 and uint32 tokens", "[token_file]"
     CHECK(mid == std::vector<int32_t>(tokens.begin() + 5000, tokens.begin() + 5003));
     CHECK(f.hash().size() == 16);
   }
-  CHECK(data_test::count_files(dir.path()) == 1);  // no temporaries left
+  CHECK(testing::count_files(dir.path()) == 1);  // no temporaries left
 }
 
 TEST_CASE("token file hash identifies the content", "[token_file]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   write(dir.file("a.bin"), {1, 2, 3}, 10);
   write(dir.file("b.bin"), {1, 2, 3}, 10);
   write(dir.file("c.bin"), {1, 2, 4}, 10);
@@ -72,12 +72,12 @@ TEST_CASE("token file hash identifies the content", "[token_file]") {
 }
 
 TEST_CASE("token files that are damaged are rejected with a DataError", "[token_file]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   write(dir.file("good.bin"), ramp(100, 300), 300);
-  const std::string good = data_test::read_bytes(dir.file("good.bin"));
+  const std::string good = testing::read_bytes(dir.file("good.bin"));
   const auto rejected = [&](const std::string& bytes, const char* why, const char* says) {
     INFO(why);
-    data_test::write_bytes(dir.file("bad.bin"), bytes);
+    testing::write_bytes(dir.file("bad.bin"), bytes);
     CHECK_THROWS_WITH(data::TokenFile(dir.file("bad.bin")), Catch::Contains(says) && Catch::Contains("bad.bin"));
   };
   rejected("", "empty", "truncated");
@@ -114,17 +114,17 @@ TEST_CASE("token files that are damaged are rejected with a DataError", "[token_
 }
 
 TEST_CASE("token_file_write rejects ids outside the vocabulary", "[token_file]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   CHECK_THROWS_AS(write(dir.file("t.bin"), {1, 10}, 10), tg::DataError);
   CHECK_THROWS_AS(write(dir.file("t.bin"), {-1}, 10), tg::DataError);
-  CHECK(data_test::count_files(dir.path()) == 0);
+  CHECK(testing::count_files(dir.path()) == 0);
 }
 
 TEST_CASE("a failed write leaves the existing file intact and no temporary", "[token_file]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   const std::string path = dir.file("train.bin");
   write(path, ramp(100, 50), 50);
-  const std::string before = data_test::read_bytes(path);
+  const std::string before = testing::read_bytes(path);
 
   SECTION("disk full (file size limit)") {
     // RLIMIT_FSIZE makes writes past 4 KiB fail with EFBIG, like a full disk,
@@ -167,7 +167,7 @@ TEST_CASE("a failed write leaves the existing file intact and no temporary", "[t
   SECTION("target directory missing") {
     CHECK_THROWS_AS(write(dir.file("no/such/dir.bin"), ramp(10, 50), 50), tg::DataError);
   }
-  CHECK(data_test::read_bytes(path) == before);
-  CHECK(data_test::count_files(dir.path()) == 1);
+  CHECK(testing::read_bytes(path) == before);
+  CHECK(testing::count_files(dir.path()) == 1);
   CHECK(data::TokenFile(path).size() == 100);
 }

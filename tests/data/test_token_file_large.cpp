@@ -10,7 +10,7 @@
 #include "autograd/base/rng.h"
 #include "data/sampler.h"
 #include "data/token_file.h"
-#include "test_util.h"
+#include "support/files.h"
 
 namespace {
 
@@ -25,7 +25,7 @@ void put_token(int fd, int64_t i, uint16_t id) {
 }  // namespace
 
 TEST_CASE("a token file of more than 2^31 tokens and 4 GiB opens and reads everywhere", "[token_file][large]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   const std::string path = dir.file("big.bin");
   const int fd = ::open(path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
   REQUIRE(fd >= 0);

@@ -7,7 +7,7 @@
 #include "data/gpt2_vocab.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_json.h"
-#include "test_util.h"
+#include "support/files.h"
 
 namespace {
 
@@ -92,7 +92,7 @@ TEST_CASE("make_tokenizer rejects hostile specs", "[spec]") {
 }
 
 TEST_CASE("tokenizer.json is read back exactly and rejected when malformed", "[spec]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   const data::TokenizerSpec spec = small_bpe();
   data::tokenizer_json_write(dir.file("tokenizer.json"), spec);
   const data::TokenizerSpec back = data::tokenizer_json_read(dir.file("tokenizer.json"));
@@ -103,7 +103,7 @@ TEST_CASE("tokenizer.json is read back exactly and rejected when malformed", "[s
 
   const auto rejected = [&](const std::string& json, const char* why) {
     INFO(why);
-    data_test::write_bytes(dir.file("tokenizer.json"), json);
+    testing::write_bytes(dir.file("tokenizer.json"), json);
     CHECK_THROWS_AS(data::load_tokenizer_dir(dir.path()), tg::DataError);
   };
   rejected("{not json", "syntax");

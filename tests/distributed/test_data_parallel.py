@@ -5,14 +5,13 @@
 """Run by CTest as: test_data_parallel.py PATH/TO/tapegpt PATH/TO/mpirun"""
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 import mpiutil
 from mpiutil import robutil
+import testutil  # tests/support, on sys.path through robutil
 
 TAPEGPT = MPIRUN = None
 STEPS = 20
@@ -21,13 +20,9 @@ STEPS = 20
 class DataParallel(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tapegpt-mpi-")
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-mpi-")
         cls.data = robutil.prepare_tiny(TAPEGPT, cls.tmp)
         cls.runs = {}
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def flags(self, sampler, accum, steps=STEPS):
         return ["--data", self.data, *robutil.TINY_MODEL, "--grad-accum", str(accum), "--sampler", sampler,

@@ -16,12 +16,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 import mpiutil
 from mpiutil import robutil
+import testutil  # tests/support, on sys.path through robutil
 
 TAPEGPT = MPIRUN = None
 STEPS = 400
@@ -35,14 +35,10 @@ def error_lines(stderr):
 class Faults(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tapegpt-mpi-faults-")
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-mpi-faults-")
         cls.data = robutil.prepare_tiny(TAPEGPT, cls.tmp)
         cls.flags = ["--data", cls.data, *robutil.TINY_MODEL, "--grad-accum", "2", "--dropout", "0.1",
                      "--max-steps", str(STEPS), "--eval-interval", "0", "--threads", "1"]
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def mpirun(self, *args):
         return mpiutil.mpirun_cmd(MPIRUN, 2, TAPEGPT, "train", *args)

@@ -7,13 +7,13 @@
 
 #include "autograd/base/rng.h"
 #include "data/sampler.h"
-#include "data/test_util.h"
 #include "data/token_file.h"
+#include "support/files.h"
 #include "train/distributed.h"
 
 namespace {
 
-std::string counting_file(const data_test::TempDir& dir, int n) {
+std::string counting_file(const testing::TempDir& dir, int n) {
   std::vector<int32_t> t(n);
   for (int i = 0; i < n; ++i) t[i] = (i * 7) % 31;
   const std::string path = dir.file("ids.bin");
@@ -44,7 +44,7 @@ void step(int64_t K, int rank, int size, int64_t BT, tg::Rng& rng, Fill fill, Sk
 }  // namespace
 
 TEST_CASE("ranks skipping the others' micro-batches see a one-process run's batches", "[distributed]") {
-  data_test::TempDir dir;
+  testing::TempDir dir;
   const data::TokenFile f(counting_file(dir, 203));  // wraps around every few steps
   const int64_t B = 3, T = 5, K = 4, steps = 7;
   for (bool sequential : {true, false}) {

@@ -26,15 +26,15 @@ Exit 77 (skipped) without torch/numpy/h5py, unless TAPEGPT_NO_SKIP=1.
 """
 import json
 import os
-import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import unittest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "scripts"))
+sys.path.insert(0, os.path.join(REPO, "tests", "support"))
+import testutil  # noqa: E402
 
 try:
     import h5py
@@ -56,10 +56,8 @@ STD = 0.1  # larger than GPT-2's 0.02 so that logits spread over a few units
 
 
 def run(*args, ok=True, timeout=300):
-    p = subprocess.run([TAPEGPT, *args], capture_output=True, text=True, timeout=timeout)
-    if ok and p.returncode != 0:
-        raise AssertionError(f"tapegpt {' '.join(args)} failed ({p.returncode}):\n{p.stdout}\n{p.stderr}")
-    return p
+    """tapegpt with this file's binary and time limit (testutil.run)."""
+    return testutil.run(TAPEGPT, *args, ok=ok, timeout=timeout)
 
 
 def rel_err(ours, ref):
@@ -89,7 +87,7 @@ def write_with_header(path, header, data):
 class Import(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tapegpt-import-")
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-import-")
         cls.f32_dir = os.path.join(cls.tmp, "f32")
         cls.sd = hf.write_model(cls.f32_dir, TINY, "F32", seed=1, std=STD)
         cls.f32 = os.path.join(cls.f32_dir, "model.safetensors")
@@ -97,10 +95,6 @@ class Import(unittest.TestCase):
         cls.ckpt = os.path.join(cls.tmp, "f32.h5")
         p = run("import", "--safetensors", cls.f32, "--config", cls.config, "--out", cls.ckpt)
         assert "imported" in p.stdout, p.stdout
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def path(self, name):
         return os.path.join(self.tmp, name)

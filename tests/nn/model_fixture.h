@@ -1,22 +1,13 @@
-// A tiny GPT and batch shared by the nn tests.
+// A tiny GPT (on support/tiny_config.h's config) and batch shared by the nn tests.
 #pragma once
 
 #include <vector>
 
 #include "autograd/ops.h"
 #include "nn/gpt.h"
+#include "support/tiny_config.h"
 
 namespace testing {
-
-inline nn::GPTConfig tiny_config() {
-  nn::GPTConfig c;
-  c.vocab_size = 11;
-  c.block_size = 8;
-  c.n_layer = 2;
-  c.n_head = 2;
-  c.n_embd = 16;
-  return c;
-}
 
 // Initialised with a larger spread than GPT-2's 0.02 so that every parameter
 // has a clearly non-zero gradient for finite differences to measure.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "autograd/kernels/attention_naive.h"
 #include "model_fixture.h"
 
 TEST_CASE("gpt_forward keeps every layer's attention probabilities", "[model][attention]") {
@@ -47,7 +48,7 @@ TEST_CASE("gpt_forward keeps every layer's attention probabilities", "[model][at
   x = autograd::layernorm(ctx, x, b0.ln_1_weight, b0.ln_1_bias);
   const autograd::Tensor qkv = autograd::linear(ctx, x, b0.c_attn_weight, b0.c_attn_bias);
   std::vector<float> out(T * C), naive(NH * T * T);
-  kernels::attention_forward(out.data(), naive.data(), qkv.data, 1, T, C, NH);
+  kernels::attention_naive_forward(out.data(), naive.data(), qkv.data, 1, T, C, NH);
   double worst_diff = 0.0;
   for (int64_t i = 0; i < NH * T * T; ++i)
     worst_diff = std::max(worst_diff, std::fabs(double(kept[i]) - naive[i]));

@@ -14,7 +14,7 @@
 #include "model_fixture.h"
 #include "nn/gpt.h"
 #include "nn/params.h"
-#include "train/param_table.h"
+#include "train/params_report.h"
 
 namespace {
 
@@ -70,7 +70,7 @@ TEST_CASE("the parameter table sums to the parameter count", "[params]") {
     CHECK(layout.num_parameters() == sum);
     CHECK(nn::gpt_create(c).num_parameters() == sum);
     int64_t rows = 0;
-    for (const train::ParamRow& r : train::exact_param_rows(c)) rows += r.parameters;
+    for (const train::ParamsReportRow& r : train::params_report_exact_rows(c)) rows += r.parameters;
     CHECK(rows == sum);
   }
 }

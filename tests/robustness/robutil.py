@@ -23,6 +23,7 @@ TINY_MODEL = ["--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--block-size
 
 sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 import no_skip  # noqa: E402
+from testutil import run  # noqa: E402,F401  (robutil.run, for its many callers)
 
 # Exit code CTest treats as "skipped" (SKIP_RETURN_CODE 77 in CMakeLists.txt).
 SKIP = no_skip.SKIP
@@ -47,14 +48,6 @@ def built_with_tsan(tapegpt):
     with SIGBUS at start-up under a small RLIMIT_FSIZE, so such cases skip."""
     with open(tapegpt, "rb") as f:
         return b"__tsan_init" in f.read()
-
-
-def run(tapegpt, *args, ok=True, timeout=120, **kw):
-    """Runs tapegpt with captured text output; asserts exit 0 when ok."""
-    p = subprocess.run([tapegpt, *args], capture_output=True, text=True, timeout=timeout, **kw)
-    if ok and p.returncode != 0:
-        raise AssertionError(f"tapegpt {' '.join(args)} exited {p.returncode}:\n{p.stderr}")
-    return p
 
 
 def prepare_tiny(tapegpt, tmp, chars=20000):

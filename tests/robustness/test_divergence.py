@@ -13,12 +13,11 @@ import hashlib
 import math
 import os
 import re
-import shutil
 import sys
-import tempfile
 import unittest
 
 import robutil
+import testutil  # tests/support, on sys.path through robutil
 
 TAPEGPT = None
 
@@ -31,14 +30,10 @@ def sha(path):
 class Divergence(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tapegpt-nan-")
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-nan-")
         cls.data = robutil.prepare_tiny(TAPEGPT, cls.tmp)
         cls.flags = ["--data", cls.data, *robutil.TINY_MODEL, "--eval-interval", "0", "--eval-steps", "4",
                      "--threads", "2"]
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def expect_divergence(self, p, run_dir):
         """Exit 1 and one error line naming the step; returns that step."""

@@ -9,15 +9,14 @@ second signal while the first is being handled, and a stop right at the
 first step.
 """
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 import robutil
+import testutil  # tests/support, on sys.path through robutil
 
 TAPEGPT = None
 STEPS = 40
@@ -26,7 +25,7 @@ STEPS = 40
 class GracefulStop(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tapegpt-term-")
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-term-")
         cls.data = robutil.prepare_tiny(TAPEGPT, cls.tmp)
         cls.flags = ["--data", cls.data, *robutil.TINY_MODEL, "--max-steps", str(STEPS),
                      "--eval-interval", "0", "--ckpt-interval", "0", "--lr-decay-steps", str(STEPS),
@@ -34,10 +33,6 @@ class GracefulStop(unittest.TestCase):
         cls.ref = os.path.join(cls.tmp, "reference")
         robutil.run(TAPEGPT, "train", *cls.flags, "--out", cls.ref)
         cls.ref_state = robutil.checkpoint_state(os.path.join(cls.ref, "ckpt.h5"))
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def stop_at(self, out, min_step, signals):
         """Starts the run, waits until min_step steps are logged, sends the

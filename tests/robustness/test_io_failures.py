@@ -27,6 +27,7 @@ import tempfile
 import unittest
 
 import robutil
+import testutil  # tests/support, on sys.path through robutil
 
 TAPEGPT = None
 NS_ENV = "TAPEGPT_IO_TEST_IN_NAMESPACE"
@@ -81,7 +82,7 @@ def can_mount():
 class IoFailures(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tapegpt-io-")
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-io-")
         cls.data = robutil.prepare_tiny(TAPEGPT, cls.tmp)
         cls.flags = ["--data", cls.data, *robutil.TINY_MODEL, "--ckpt-interval", "1",
                      "--eval-interval", "0", "--eval-steps", "4", "--lr-decay-steps", "10",
@@ -94,10 +95,6 @@ class IoFailures(unittest.TestCase):
         cls.ckpt_bytes = os.path.getsize(os.path.join(cls.run10, "ckpt.h5"))
         cls.mount = can_mount()
         cls.tsan = robutil.built_with_tsan(TAPEGPT)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     # A resumed run writes to the directory recorded in its checkpoint unless
     # --out says otherwise, so every resume of a copied run passes --out.

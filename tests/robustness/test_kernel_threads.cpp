@@ -15,7 +15,11 @@
 #include <vector>
 
 #include "autograd/kernels/blas_setup.h"
+#include "autograd/kernels/attention_naive.h"
 #include "autograd/kernels/kernels.h"
+#include "support/bits.h"
+
+using testing::same_bits;
 
 namespace {
 
@@ -35,10 +39,6 @@ std::vector<int32_t> random_ids(int64_t n, int32_t V, uint32_t seed) {
   std::vector<int32_t> v(static_cast<size_t>(n));
   for (int32_t& x : v) x = dist(gen);
   return v;
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 // Runs `kernel` (which fills its outputs from fixed inputs) with 1 thread and
@@ -107,11 +107,11 @@ TEST_CASE("the weight gradient in row chunks has the bits of one sgemm call", "[
     kernels::linear_backward(nullptr, chunked.data(), nullptr, dout.data(), inp.data(), nullptr, rows, IC, OC);
     INFO("threads " << threads << (split ? ", sgemm split by the kernels" : ""));
     if (!split) {
-      CHECK(std::memcmp(one_call.data(), chunked.data(), one_call.size() * sizeof(float)) == 0);
+      CHECK(same_bits(one_call, chunked));
       continue;
     }
     if (threads == 1) at_one_thread = chunked;
-    CHECK(std::memcmp(at_one_thread.data(), chunked.data(), chunked.size() * sizeof(float)) == 0);
+    CHECK(same_bits(at_one_thread, chunked));
     double worst = 0.0;  // K = 256 products of values in [-1, 1]: rounding well below 1e-4
     for (size_t i = 0; i < chunked.size(); ++i)
       worst = std::max(worst, std::fabs(double(chunked[i]) - one_call[i]));
@@ -164,8 +164,8 @@ TEST_CASE("attention and cross-entropy are thread-count independent", "[threads]
   const auto qkv = random_floats(N * 3 * C, 15, -2.0f, 2.0f), dout = random_floats(N * C, 16);
   check_thread_independent("attention", [&] {
     std::vector<float> out(N * C), att(B * NH * T * T), dqkv(N * 3 * C, 0.0f), scratch(B * NH * T * T);
-    kernels::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
-    kernels::attention_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
+    kernels::attention_naive_forward(out.data(), att.data(), qkv.data(), B, T, C, NH);
+    kernels::attention_naive_backward(dqkv.data(), scratch.data(), dout.data(), qkv.data(), att.data(), B, T, C, NH);
     return Buffers{out, att, dqkv};
   });
   const int64_t Tc = 500;

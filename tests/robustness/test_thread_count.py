@@ -10,12 +10,11 @@ tests/robustness/test_kernel_threads.cpp checks the kernels one by one.
 """
 import json
 import os
-import shutil
 import sys
-import tempfile
 import unittest
 
 import robutil
+import testutil  # tests/support, on sys.path through robutil
 
 TAPEGPT = None
 MEDIUM = ["--n-layer", "2", "--n-head", "4", "--n-embd", "128", "--block-size", "64", "--batch-size", "8",
@@ -25,12 +24,8 @@ MEDIUM = ["--n-layer", "2", "--n-head", "4", "--n-embd", "128", "--block-size", 
 class ThreadCount(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tapegpt-threads-")
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-threads-")
         cls.data = robutil.prepare_tiny(TAPEGPT, cls.tmp)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def test_training_and_eval_do_not_depend_on_the_thread_count(self):
         results = {}

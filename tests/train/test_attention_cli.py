@@ -19,7 +19,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -33,12 +32,13 @@ SPECIAL = 'He said "<b>&amp;</script>" \u2014 caf\u00e9 na\u00efve \u2603\'s\n'
 PROMPT = 'He said "<b>&amp;</script>" \u2014\ncaf\u00e9 \u2603'
 SVG_NS = "{http://www.w3.org/2000/svg}"
 
+sys.path.insert(0, os.path.join(REPO, "tests", "support"))
+import testutil  # noqa: E402
+
 
 def run(*args, ok=True):
-    p = subprocess.run([TAPEGPT, *args], capture_output=True, text=True, timeout=300)
-    if ok and p.returncode != 0:
-        raise AssertionError(f"tapegpt {' '.join(args)} failed ({p.returncode}):\n{p.stderr}")
-    return p
+    """tapegpt with this file's binary and time limit (testutil.run)."""
+    return testutil.run(TAPEGPT, *args, ok=ok, timeout=300)
 
 
 def xmllint(test, path):
@@ -105,7 +105,7 @@ def parse_page(test, path):
 class Visualise(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tapegpt-viz-")
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-viz-")
         with open(os.path.join(REPO, "data", "tinyshakespeare.txt"), encoding="utf-8") as f:
             text = f.read()[:30000]
         corpus = os.path.join(cls.tmp, "corpus.txt")
@@ -124,10 +124,6 @@ class Visualise(unittest.TestCase):
                          "--layer", "1", "--head", "1", "--threads", "2").stdout
         with open(os.path.join(cls.out, "attention.json"), encoding="utf-8") as f:
             cls.att = json.load(f)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def expect_error(self, args, code, must_mention):
         p = run(*args, ok=False)

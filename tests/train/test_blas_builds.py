@@ -13,7 +13,6 @@ folders (scripts/setup.sh installs all three). A missing build is skipped
 """
 import os
 import re
-import shutil
 import sys
 import tempfile
 import unittest
@@ -22,6 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 import robutil  # noqa: E402
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
 import no_skip  # noqa: E402
+import testutil  # noqa: E402
 
 TAPEGPT = None
 LIBDIR = None
@@ -43,13 +43,9 @@ def build_dir(build):
 class BlasBuilds(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tapegpt-blas-")
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-blas-")
         cls.data = robutil.prepare_tiny(TAPEGPT, cls.tmp)
         cls.runs = {}
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def env(self, build, **extra):
         env = {k: v for k, v in os.environ.items()

@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
@@ -24,6 +23,7 @@ MODEL = ["--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--block-size", "1
 
 sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 import no_skip  # noqa: E402
+import testutil  # noqa: E402
 
 try:
     import h5py
@@ -33,10 +33,8 @@ except ImportError:  # the weight comparisons need them; everything else runs
 
 
 def run(*args, ok=True, stdin=None):
-    p = subprocess.run([TAPEGPT, *args], capture_output=True, text=True, input=stdin, timeout=120)
-    if ok and p.returncode != 0:
-        raise AssertionError(f"tapegpt {' '.join(args)} failed ({p.returncode}):\n{p.stderr}")
-    return p
+    """tapegpt with this file's binary (testutil.run)."""
+    return testutil.run(TAPEGPT, *args, ok=ok, input=stdin)
 
 
 def sha(path):
@@ -52,7 +50,7 @@ def metrics(path):
 class Cli(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tapegpt-cli-")
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-cli-")
         cls.corpus = os.path.join(cls.tmp, "tiny.txt")
         with open(os.path.join(REPO, "data", "tinyshakespeare.txt"), encoding="utf-8") as f:
             text = f.read()[:40000]
@@ -63,10 +61,6 @@ class Cli(unittest.TestCase):
         cls.run_dir = os.path.join(cls.tmp, "run")
         run("train", "--data", cls.data, "--out", cls.run_dir, *MODEL, "--max-steps", "60",
             "--lr", "3e-3", "--eval-interval", "30", "--eval-steps", "200")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def expect_error(self, args, code, must_mention, stdin=None):
         p = run(*args, ok=False, stdin=stdin)

@@ -7,17 +7,15 @@
 #include "autograd/ops.h"
 #include "nn/decode.h"
 #include "nn/gpt.h"
+#include "support/tiny_config.h"
 #include "train/evaluate.h"
 
 namespace {
 
 nn::GPT small_model() {
-  nn::GPTConfig c;
+  nn::GPTConfig c = testing::tiny_config();
   c.vocab_size = 13;
-  c.block_size = 8;
   c.n_layer = 1;
-  c.n_head = 2;
-  c.n_embd = 16;
   nn::GPT m = nn::gpt_create(c);
   nn::gpt_init(m, 3);
   return m;

@@ -15,11 +15,11 @@ import hashlib
 import os
 import shutil
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "robustness"))
 import robutil  # noqa: E402
+import testutil  # noqa: E402  (tests/support, on sys.path through robutil)
 
 TAPEGPT = None
 
@@ -45,14 +45,10 @@ def run_id(ckpt):
 class RunDirs(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tapegpt-rundirs-")
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-rundirs-")
         cls.data = robutil.prepare_tiny(TAPEGPT, cls.tmp)
         cls.flags = ["--data", cls.data, *robutil.TINY_MODEL, "--eval-interval", "2", "--eval-steps", "2",
                      "--threads", "2"]
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def new_run(self, name, steps=4, *extra):
         out = os.path.join(self.tmp, name)

@@ -4,7 +4,7 @@
 #include "checkpoints/checkpoint.h"
 #include "train/cli/cli_util.h"
 #include "train/cli/commands.h"
-#include "train/param_table.h"
+#include "train/params_report.h"
 #include "train/presets.h"
 
 namespace cli {
@@ -18,11 +18,11 @@ int width(const std::string& s) {
   return w;
 }
 
-void print_table(const char* title, const std::vector<train::ParamRow>& rows) {
+void print_table(const char* title, const std::vector<train::ParamsReportRow>& rows) {
   std::printf("%s\n", title);
   std::printf("  %-40s %9s  %-14s %18s\n", "kind", "matrices", "shape (each)", "parameters");
   int64_t total = 0, matrices = 0;
-  for (const train::ParamRow& r : rows) {
+  for (const train::ParamsReportRow& r : rows) {
     std::printf("  %s%*s %9s  %s%*s %18s\n", r.kind.c_str(), 40 - width(r.kind), "",
                 grouped(r.matrices).c_str(), r.shape.c_str(), 14 - width(r.shape), "",
                 grouped(r.parameters).c_str());
@@ -87,9 +87,9 @@ int cmd_params(int argc, char** argv) {
               c.tied ? "tied embedding" : "untied lm_head", c.bias ? "with biases" : "no biases");
   for (const nn::ModelChoice& row : nn::model_choices()) std::printf(", %s %s", row.key, nn::choice_name(row, c));
   std::printf("\n\n");
-  print_table("Exact parameters of this model:", train::exact_param_rows(c));
+  print_table("Exact parameters of this model:", train::params_report_exact_rows(c));
   print_table("Weight-matrix view (weight matrices only; embedding and unembedding both counted):",
-              train::weight_matrix_rows(c));
+              train::params_report_weight_matrix_rows(c));
   return 0;
 }
 

@@ -1,13 +1,14 @@
-// Causal multi-head self-attention kernels: for each (batch, head) the score
-// and value products are cblas_sgemm calls over strided views of qkv.
+// The naive causal multi-head self-attention pair (see attention_naive.h):
+// for each (batch, head) the score and value products are cblas_sgemm calls
+// over strided views of qkv, and the T×T probabilities are kept.
 #include <cblas.h>
 
 #include <cmath>
 #include <vector>
 
-#include "autograd/kernels/dropout_mask.h"
+#include "autograd/kernels/attention_naive.h"
 #include "autograd/kernels/blas_setup.h"
-#include "autograd/kernels/kernels.h"
+#include "autograd/kernels/dropout_mask.h"
 
 namespace kernels {
 
@@ -43,8 +44,8 @@ void drop_probabilities(float* dst, const float* src, int64_t bh, int64_t T, flo
 
 }  // namespace
 
-void attention_forward(float* out, float* att, const float* qkv, int64_t B, int64_t T,
-                       int64_t C, int64_t NH, float dropout_p, uint64_t seed) {
+void attention_naive_forward(float* out, float* att, const float* qkv, int64_t B, int64_t T,
+                             int64_t C, int64_t NH, float dropout_p, uint64_t seed) {
   const int64_t HS = C / NH, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
   // One (b, h) pair per task; OpenBLAS runs single-threaded inside the
@@ -72,9 +73,9 @@ void attention_forward(float* out, float* att, const float* qkv, int64_t B, int6
   }
 }
 
-void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv,
-                        const float* att, int64_t B, int64_t T, int64_t C, int64_t NH,
-                        float dropout_p, uint64_t seed) {
+void attention_naive_backward(float* dqkv, float* scratch, const float* dout, const float* qkv,
+                              const float* att, int64_t B, int64_t T, int64_t C, int64_t NH,
+                              float dropout_p, uint64_t seed) {
   const int64_t HS = C / NH, C3 = 3 * C;
   const bool drop = dropout_p > 0.0f;
   const uint64_t threshold = dropout_threshold(dropout_p);
@@ -119,37 +120,6 @@ void attention_backward(float* dqkv, float* scratch, const float* dout, const fl
                 dq, C3);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, HS, T, scale, ds, T, q, C3, 1.0f,
                 dk, C3);
-  }
-}
-
-void attention_decode(float* out, float* scratch, const float* q, const float* k_cache,
-                      const float* v_cache, int64_t Tc, int64_t C, int64_t NH) {
-  const int64_t HS = C / NH;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
-#pragma omp parallel for schedule(static) if (NH * Tc * HS > 65536)
-  for (int64_t h = 0; h < NH; ++h) {
-    const float* qh = q + h * HS;
-    float* s = scratch + h * Tc;
-    float mx = -INFINITY;
-    for (int64_t j = 0; j < Tc; ++j) {
-      const float* kj = k_cache + j * C + h * HS;
-      float dot = 0.0f;
-      for (int64_t i = 0; i < HS; ++i) dot += qh[i] * kj[i];
-      s[j] = dot * scale;
-      mx = s[j] > mx ? s[j] : mx;
-    }
-    float sum = 0.0f;
-    for (int64_t j = 0; j < Tc; ++j) {
-      s[j] = std::exp(s[j] - mx);
-      sum += s[j];
-    }
-    float* oh = out + h * HS;
-    for (int64_t i = 0; i < HS; ++i) oh[i] = 0.0f;
-    for (int64_t j = 0; j < Tc; ++j) {
-      const float p = s[j] / sum;
-      const float* vj = v_cache + j * C + h * HS;
-      for (int64_t i = 0; i < HS; ++i) oh[i] += p * vj[i];
-    }
   }
 }
 

@@ -1,5 +1,5 @@
-// Parameter tables (see param_table.h), read off nn's parameter table.
-#include "train/param_table.h"
+// The `tapegpt params` report (see params_report.h), read off nn's parameter table.
+#include "train/params_report.h"
 
 #include <algorithm>
 
@@ -19,8 +19,8 @@ std::string dims(const std::vector<int64_t>& shape) {
 
 // One row for every table entry of the given roles: how many, the shape of
 // the first, their total size.
-ParamRow row(const nn::ParamLayout& layout, const std::string& kind, std::initializer_list<R> roles) {
-  ParamRow r{kind, 0, "", 0};
+ParamsReportRow row(const nn::ParamLayout& layout, const std::string& kind, std::initializer_list<R> roles) {
+  ParamsReportRow r{kind, 0, "", 0};
   for (const nn::ParamInfo& p : layout.table)
     if (std::find(roles.begin(), roles.end(), p.role) != roles.end()) {
       if (r.matrices++ == 0) r.shape = dims(p.shape);
@@ -30,9 +30,9 @@ ParamRow row(const nn::ParamLayout& layout, const std::string& kind, std::initia
 }
 
 // c_attn's [3C, C] weights as n_head query, key and value matrices [C/n_head, C] each.
-void add_per_head_rows(std::vector<ParamRow>* rows, const nn::ParamLayout& layout, int64_t n_head,
+void add_per_head_rows(std::vector<ParamsReportRow>* rows, const nn::ParamLayout& layout, int64_t n_head,
                        const char* const (&kinds)[3]) {
-  const ParamRow qkv = row(layout, "", {R::QkvWeight});
+  const ParamsReportRow qkv = row(layout, "", {R::QkvWeight});
   const std::vector<int64_t>& shape = layout.first(R::QkvWeight).shape;
   for (const char* kind : kinds)
     rows->push_back({kind, qkv.matrices * n_head, dims({shape[0] / 3 / n_head, shape[1]}), qkv.parameters / 3});
@@ -46,9 +46,9 @@ std::string in_units_of(int64_t n, int64_t C) {
 
 }  // namespace
 
-std::vector<ParamRow> exact_param_rows(const nn::GPTConfig& c) {
+std::vector<ParamsReportRow> params_report_exact_rows(const nn::GPTConfig& c) {
   const nn::ParamLayout layout = nn::param_layout(c);
-  std::vector<ParamRow> rows = {row(layout, "token embedding (wte)", {R::TokenEmbedding})};
+  std::vector<ParamsReportRow> rows = {row(layout, "token embedding (wte)", {R::TokenEmbedding})};
   if (c.pos_encoding == nn::PosEncoding::Learned) rows.push_back(row(layout, "positions (wpe)", {R::PositionEmbedding}));
   else if (c.pos_encoding == nn::PosEncoding::Sinusoidal)
     rows.push_back({"positions (sinusoidal, fixed)", 0, dims({c.block_size, c.n_embd}), 0});
@@ -76,9 +76,9 @@ std::vector<ParamRow> exact_param_rows(const nn::GPTConfig& c) {
   return rows;
 }
 
-std::vector<ParamRow> weight_matrix_rows(const nn::GPTConfig& c) {
+std::vector<ParamsReportRow> params_report_weight_matrix_rows(const nn::GPTConfig& c) {
   const nn::ParamLayout layout = nn::param_layout(c);
-  std::vector<ParamRow> rows = {row(layout, "token embedding", {R::TokenEmbedding})};
+  std::vector<ParamsReportRow> rows = {row(layout, "token embedding", {R::TokenEmbedding})};
   add_per_head_rows(&rows, layout, c.n_head, {"query (per head)", "key (per head)", "value-down (per head)"});
   rows.push_back(row(layout, "attention output (value-up, all heads)", {R::AttnProjWeight}));
   rows.push_back(row(layout, "MLP up", {R::MlpUpWeight}));

@@ -1,0 +1,26 @@
+# Helpers the Python tests share (imported through sys.path, as no_skip is):
+# running tapegpt, and a scratch directory per unittest class.
+"""run(tapegpt, *args) runs the binary; class_temp_dir(cls, prefix) makes a
+directory that is removed after the class's last test."""
+import shutil
+import subprocess
+import tempfile
+
+
+def run(tapegpt, *args, ok=True, timeout=120, **kw):
+    """Runs tapegpt with captured text output (kw goes to subprocess.run, e.g.
+    input=, env=, cwd=); when ok, a non-zero exit raises AssertionError with
+    the command, its stdout and its stderr."""
+    p = subprocess.run([tapegpt, *args], capture_output=True, text=True, timeout=timeout, **kw)
+    if ok and p.returncode != 0:
+        raise AssertionError(f"tapegpt {' '.join(args)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def class_temp_dir(cls, prefix):
+    """A fresh directory (tempfile.mkdtemp) for the unittest class `cls`,
+    removed with its contents once the class is done, also when its
+    setUpClass fails part-way. Call it from setUpClass."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    cls.addClassCleanup(shutil.rmtree, path, ignore_errors=True)
+    return path

@@ -128,8 +128,8 @@ Tensor swiglu(const OpContext& ctx, const Tensor& x);
 // pos0…pos0+T-1 (kernels.h's RoPE), v unchanged.
 Tensor rope(const OpContext& ctx, const Tensor& qkv, int64_t n_head, int64_t pos0 = 0);
 // ops/attention.cpp — causal self-attention, qkv[B,T,3C] → [B,T,C], with the
-// blockwise kernel (memory linear in T; the naive T×T kernel stays in
-// kernels/ as its test oracle and benchmark). With a tape and dropout_p > 0
+// blockwise kernel (memory linear in T; the naive T×T kernel,
+// kernels/attention_naive.h, is its test oracle and benchmark). With a tape and dropout_p > 0
 // the attention probabilities are dropped (Note [Attention dropout]) with
 // this seed. If probs is not null it receives the attention probabilities
 // [B,NH,T,T] the forward used (rows = queries, exactly 0 above the

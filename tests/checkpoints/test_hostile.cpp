@@ -249,7 +249,7 @@ TEST_CASE("load refuses bad configs before allocating", "[checkpoints]") {
   SECTION("rope with an odd head size") {
     edit_h5(f.path, [](hid_t file) {
       set_string_attr(file, "/config", "pos_encoding", "rope");
-      set_int_attr(file, "/config", "n_head", tiny_config().n_embd);  // head size 1
+      set_int_attr(file, "/config", "n_head", tiny_checkpoint_config().n_embd);  // head size 1
     });
     require_refused(f.path, "rope positions need an even head size");
   }

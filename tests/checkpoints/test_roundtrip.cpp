@@ -103,12 +103,12 @@ TEST_CASE("checkpoint round trip covers every config variant and merges", "[chec
 }
 
 TEST_CASE("checkpoint round trip of each model choice", "[checkpoints]") {
-  ScratchDir dir;
-  const std::string path = dir.path("ckpt.h5");
+  TempDir dir;
+  const std::string path = dir.file("ckpt.h5");
   for (const nn::ModelChoice& row : nn::model_choices())
     for (size_t value = 0; value < row.names.size(); ++value)
       for (bool bias : {true, false}) {
-        nn::GPTConfig config = tiny_config();
+        nn::GPTConfig config = tiny_checkpoint_config();
         config.bias = bias;
         row.set(config, static_cast<int>(value));
         if (!nn::config_error(config).empty()) continue;
@@ -128,9 +128,9 @@ TEST_CASE("checkpoint round trip of each model choice", "[checkpoints]") {
 
 TEST_CASE("a checkpoint without the newer /config choices reads as the defaults", "[checkpoints]") {
   // Written before --gelu, --norm and --mlp existed: tanh GELU, LayerNorm, GELU MLP.
-  ScratchDir dir;
-  const std::string path = dir.path("old.h5");
-  const nn::GPTConfig config = tiny_config();
+  TempDir dir;
+  const std::string path = dir.file("old.h5");
+  const nn::GPTConfig config = tiny_checkpoint_config();
   save_checkpoint(path, full_meta(config), filled_store(config, 5));
   edit_h5(path, [](hid_t file) {
     for (const char* name : {"gelu", "norm", "mlp"}) H5Adelete_by_name(file, "/config", name, H5P_DEFAULT);

@@ -267,7 +267,7 @@ TEST_CASE("parameter table of each model choice", "[params]") {
       for (const nn::ParamInfo& p : layout.table) gains += nn::is_layernorm_weight(p.role);
       CHECK(gains == 2 * L + 1);
       int64_t rows = 0;
-      for (const train::ParamRow& r : train::exact_param_rows(c)) {
+      for (const train::ParamsReportRow& r : train::params_report_exact_rows(c)) {
         rows += r.parameters;
         CHECK(r.kind != "LayerNorm biases");
         CHECK(r.kind != "LayerNorm weights");
@@ -283,7 +283,7 @@ TEST_CASE("parameter table of each model choice", "[params]") {
       nn::GPT m = nn::gpt_create(c);
       CHECK(!m.wpe.defined());
       int64_t rows = 0;
-      for (const train::ParamRow& r : train::exact_param_rows(c)) rows += r.parameters;
+      for (const train::ParamsReportRow& r : train::params_report_exact_rows(c)) rows += r.parameters;
       CHECK(rows == layout.num_parameters());
     }
     {  // relu2: the same table as gelu
@@ -315,7 +315,7 @@ TEST_CASE("parameter table of each model choice", "[params]") {
       nn::GPT m = nn::gpt_create(c);
       CHECK(m.blocks[0].c_fc_weight.size(0) == 8 * C);
       int64_t rows = 0;
-      for (const train::ParamRow& r : train::exact_param_rows(c)) rows += r.parameters;
+      for (const train::ParamsReportRow& r : train::params_report_exact_rows(c)) rows += r.parameters;
       CHECK(rows == layout.num_parameters());
     }
   }

@@ -21,8 +21,8 @@
 //
 // Adding an op, and every file it touches:
 //   1. its kernels in kernels/ (a forward/backward pair declared in
-//      kernels/kernels.h, defined in kernels/<op>.cpp, listed in
-//      kernels/CMakeLists.txt), each checked against a double version in
+//      kernels/kernels.h, defined in kernels/<op>.cpp, which CMake's glob
+//      finds), each checked against a double version in
 //      kernels/reference.{h,cpp} by a test in tests/autograd/ (e.g.
 //      test_block_option_kernels.cpp: finite differences of the reference,
 //      the float kernel within bounds derived from float rounding);

@@ -178,7 +178,7 @@ void Distributed::wait(void* requests, int n) {
       for (int s : silent) names += (names.empty() ? "" : ", ") + std::to_string(s);
       std::fprintf(stderr,
                    "tapegpt train: error: rank %d of %d: rank%s %s did not join the other ranks' collective "
-                   "within %g s and do%s not answer (stopped, hung, or its network link is down); if a step "
+                   "within %g s and do%s not answer (stopped, hung, or cut off from the network); if a step "
                    "or a checkpoint save can take that long, raise --stall-timeout; stopping every rank\n",
                    rank_, size_, silent.size() > 1 ? "s" : "", names.c_str(), stall_timeout_s_,
                    silent.size() > 1 ? "" : "es");

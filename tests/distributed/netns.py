@@ -68,18 +68,30 @@ def _delete(ns):
     _ip("netns", "del", ns, check=False)
 
 
+def _owner_gone(name):
+    """True when name carries the prefix of a process that no longer exists."""
+    m = re.match(re.escape(PREFIX) + r"(\d+)-", name)
+    if not m:
+        return False
+    try:
+        os.kill(int(m.group(1)), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # alive, another user's
+    return False
+
+
 def sweep_stale():
-    """Removes the namespaces of earlier test processes that have died."""
+    """Removes the namespaces and launch files of earlier test processes
+    that have died (killed before their cleanup)."""
     for ns in _namespaces():
-        m = re.match(re.escape(PREFIX) + r"(\d+)-", ns)
-        if not m:
-            continue
-        try:
-            os.kill(int(m.group(1)), 0)
-        except ProcessLookupError:
+        if _owner_gone(ns):
             _delete(ns)
-        except PermissionError:
-            pass  # alive, another user's
+    tmp = tempfile.gettempdir()
+    for name in os.listdir(tmp):
+        if _owner_gone(name):
+            shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
 
 
 def unavailable():

@@ -15,6 +15,7 @@ PACKAGES=(
   mount  # mount/umount: the tmpfs disk-full tests (unshare is in essential util-linux)
   zlib1g-dev liblzma-dev libzstd-dev
   libopenmpi-dev openmpi-bin  # mpirun -np N tapegpt train: data parallelism (tests/distributed)
+  iproute2  # ip netns, veth, tc tbf: ranks on test hosts of their own (tests/distributed/netns.py)
 )
 # Optional cross-check tools (PyTorch parity, h5py round trips): only with
 # TAPEGPT_WITH_TORCH=1, since they are large and the core needs none of them.

@@ -42,6 +42,10 @@ class Distributed {
   int size() const { return size_; }
   bool root() const { return rank_ == 0; }
   int local_size() const { return local_size_; }  // ranks on this machine
+  // Note [Stall timeout]: how long a rank waits in a collective for the
+  // others before naming the rank that does not answer and ending the job
+  // (0 = wait forever). --stall-timeout sets it.
+  void set_stall_timeout(double seconds) { stall_timeout_s_ = seconds; }
 
   // Runs `setup` (which returns a fingerprint of what must be equal on every
   // rank: token files, flags, run state) on every rank and agrees on the
@@ -53,7 +57,8 @@ class Distributed {
   bool agree_setup(const std::function<uint64_t()>& setup);
   // Runs the training. With several ranks, an exception on one of them
   // prints one line naming the rank and the cause and ends every process of
-  // the job (MPI_Abort): none is left waiting in a collective.
+  // the job (MPI_Abort): none is left waiting in a collective. A rank that
+  // stops answering ends the job the same way (Note [Stall timeout]).
   int run(const std::function<int()>& body);
 
   // Sums x over the ranks, in place; the wait is added to reduce_seconds().
@@ -82,8 +87,10 @@ class Distributed {
   int rank_ = 0, size_ = 1, local_size_ = 1;
   bool mpi_ = false;
   double reduce_seconds_ = 0.0;
-  struct Pending;  // sums started and not yet waited for (MPI requests)
-  std::unique_ptr<Pending> pending_;
+  double stall_timeout_s_ = 300.0;
+  struct Mpi;  // MPI handles: sums started and not yet waited for, the watch communicator
+  std::unique_ptr<Mpi> mpi_handles_;
+  void wait(void* requests, int n);  // MPI_Request[n], bounded (Note [Stall timeout])
 };
 
 // Whether micro-batch k of K belongs to `rank` of `size` (size divides K).

@@ -13,7 +13,6 @@
 #include <new>
 #include <stdexcept>
 #include <string>
-#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -49,11 +48,12 @@ bool launched_by_mpirun() {
 
 }  // namespace
 
-struct Distributed::Pending {
-  std::vector<MPI_Request> requests;
+struct Distributed::Mpi {
+  std::vector<MPI_Request> requests;  // sums started and not yet waited for
+  MPI_Comm watch = MPI_COMM_NULL;     // pings between waiting ranks (Note [Stall timeout])
 };
 
-Distributed::Distributed() : pending_(std::make_unique<Pending>()) {
+Distributed::Distributed() : mpi_handles_(std::make_unique<Mpi>()) {
   if (!launched_by_mpirun()) return;
   int provided = 0;
   // Only the main thread calls MPI (OpenMP threads never do).
@@ -64,13 +64,16 @@ Distributed::Distributed() : pending_(std::make_unique<Pending>()) {
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local);
   MPI_Comm_size(local, &local_size_);
   MPI_Comm_free(&local);
+  MPI_Comm_dup(MPI_COMM_WORLD, &mpi_handles_->watch);
   mpi_ = true;
   // Rank 0 speaks for the job; the others' errors still reach stderr.
   if (rank_ != 0 && !std::freopen("/dev/null", "w", stdout)) std::fclose(stdout);
 }
 
 Distributed::~Distributed() {
-  if (mpi_) MPI_Finalize();
+  if (!mpi_) return;
+  MPI_Comm_free(&mpi_handles_->watch);
+  MPI_Finalize();
 }
 
 namespace {
@@ -86,6 +89,107 @@ bool quiet_exit_after_report() {
 
 }  // namespace
 
+// Note [Stall timeout]: a blocking MPI collective waits forever for a rank
+// that never arrives (stopped, hung, or cut off by a dead link: TCP reports
+// nothing for many minutes). So every collective is started non-blocking and
+// waited for here, at most --stall-timeout seconds. Then the rank pings every
+// other rank on a communicator of its own (`watch`) and waits kPingGrace for
+// the answers; a rank that is itself waiting in a collective answers within
+// milliseconds, since this loop answers pings. The ranks that stay silent are
+// the stalled ones. The lowest rank that answered (from this rank's view)
+// prints one line naming them; every waiting rank then ends the job with
+// MPI_Abort (the others after two seconds, so the line gets out first). When
+// every rank answers (one was only slow and has arrived since), the wait
+// starts over. Pings happen only after a timeout: they never touch the sums.
+namespace {
+
+constexpr int kPing = 1, kPong = 2;
+constexpr double kPingGrace = 2.0;  // seconds to answer a ping; far above a network round trip
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Answers every ping that has arrived (the answer is fire-and-forget: the
+// buffer is static and the request freed at once).
+void answer_pings(MPI_Comm watch) {
+  static const int kAlive = 1;
+  for (;;) {
+    int arrived = 0, token = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, kPing, watch, &arrived, &status);
+    if (!arrived) return;
+    MPI_Recv(&token, 1, MPI_INT, status.MPI_SOURCE, kPing, watch, MPI_STATUS_IGNORE);
+    MPI_Request reply;
+    MPI_Isend(&kAlive, 1, MPI_INT, status.MPI_SOURCE, kPong, watch, &reply);
+    MPI_Request_free(&reply);
+  }
+}
+
+// The ranks that do not answer a ping within kPingGrace (never this one).
+std::vector<int> silent_ranks(MPI_Comm watch, int rank, int size) {
+  static const int kToken = 0;
+  // Static: a silent rank's receive stays posted until the abort.
+  static std::vector<MPI_Request> pongs;
+  static std::vector<int> answers;
+  pongs.assign(size, MPI_REQUEST_NULL);
+  answers.assign(size, 0);
+  for (int r = 0; r < size; ++r) {
+    if (r == rank) continue;
+    MPI_Request ping;
+    MPI_Isend(&kToken, 1, MPI_INT, r, kPing, watch, &ping);
+    MPI_Request_free(&ping);
+    MPI_Irecv(&answers[r], 1, MPI_INT, r, kPong, watch, &pongs[r]);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  int all = 0;
+  while (!all && seconds_since(t0) < kPingGrace) {
+    answer_pings(watch);
+    MPI_Testall(size, pongs.data(), &all, MPI_STATUSES_IGNORE);
+  }
+  std::vector<int> silent;  // (their receives stay posted: the caller then aborts)
+  for (int r = 0; r < size; ++r)
+    if (pongs[r] != MPI_REQUEST_NULL) silent.push_back(r);  // null: answered, or this rank
+  return silent;
+}
+
+}  // namespace
+
+void Distributed::wait(void* requests, int n) {
+  MPI_Request* r = static_cast<MPI_Request*>(requests);
+  const MPI_Comm watch = mpi_handles_->watch;
+  auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    int done = 0;
+    MPI_Testall(n, r, &done, MPI_STATUSES_IGNORE);  // spins like MPI_Waitall would
+    if (done) return;
+    answer_pings(watch);
+    if (stall_timeout_s_ <= 0 || seconds_since(t0) < stall_timeout_s_) continue;
+    const std::vector<int> silent = silent_ranks(watch, rank_, size_);
+    if (silent.empty()) {  // all alive: one was only slow
+      t0 = std::chrono::steady_clock::now();
+      continue;
+    }
+    int reporter = 0;
+    while (std::find(silent.begin(), silent.end(), reporter) != silent.end()) ++reporter;
+    std::fflush(stdout);
+    if (rank_ == reporter) {
+      std::string names;
+      for (int s : silent) names += (names.empty() ? "" : ", ") + std::to_string(s);
+      std::fprintf(stderr,
+                   "tapegpt train: error: rank %d of %d: rank%s %s did not join the other ranks' collective "
+                   "within %g s and do%s not answer (stopped, hung, or cut off from the network); if a step "
+                   "or a checkpoint save can take that long, raise --stall-timeout; stopping every rank\n",
+                   rank_, size_, silent.size() > 1 ? "s" : "", names.c_str(), stall_timeout_s_,
+                   silent.size() > 1 ? "" : "es");
+      std::fflush(stderr);
+    } else {
+      quiet_exit_after_report();
+    }
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
 bool Distributed::agree_setup(const std::function<uint64_t()>& setup) {
   std::exception_ptr error;
   uint64_t fingerprint = 0;
@@ -100,7 +204,9 @@ bool Distributed::agree_setup(const std::function<uint64_t()>& setup) {
   }
   const uint64_t mine[2] = {error ? 1u : 0u, fingerprint};
   std::vector<uint64_t> all(2 * static_cast<size_t>(size_));
-  MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Iallgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, MPI_COMM_WORLD, &request);
+  wait(&request, 1);
   int failed = 0, first_failed = -1;
   for (int r = 0; r < size_; ++r)
     if (all[2 * r]) {
@@ -146,7 +252,9 @@ void Distributed::sum_in_place(float* x, int64_t n) {
   constexpr int64_t kChunk = int64_t{1} << 30;  // MPI counts are int
   for (int64_t done = 0; done < n; done += kChunk) {
     const int count = static_cast<int>(std::min(kChunk, n - done));
-    MPI_Allreduce(MPI_IN_PLACE, x + done, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Request request;
+    MPI_Iallreduce(MPI_IN_PLACE, x + done, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
+    wait(&request, 1);
   }
   reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -156,54 +264,62 @@ void Distributed::start_sum(float* x, int64_t n) {
   const auto t0 = std::chrono::steady_clock::now();
   constexpr int64_t kChunk = int64_t{1} << 30;
   for (int64_t done = 0; done < n; done += kChunk) {
-    pending_->requests.emplace_back();
+    mpi_handles_->requests.emplace_back();
     MPI_Iallreduce(MPI_IN_PLACE, x + done, static_cast<int>(std::min(kChunk, n - done)), MPI_FLOAT,
-                   MPI_SUM, MPI_COMM_WORLD, &pending_->requests.back());
+                   MPI_SUM, MPI_COMM_WORLD, &mpi_handles_->requests.back());
   }
   reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void Distributed::progress() {
-  if (pending_->requests.empty()) return;
+  if (mpi_handles_->requests.empty()) return;
   // Open MPI moves non-blocking collectives on only inside MPI calls.
   int done = 0;
-  MPI_Testall(static_cast<int>(pending_->requests.size()), pending_->requests.data(), &done,
+  MPI_Testall(static_cast<int>(mpi_handles_->requests.size()), mpi_handles_->requests.data(), &done,
               MPI_STATUSES_IGNORE);
 }
 
 void Distributed::wait_sums() {
-  if (pending_->requests.empty()) return;
+  if (mpi_handles_->requests.empty()) return;
   const auto t0 = std::chrono::steady_clock::now();
-  MPI_Waitall(static_cast<int>(pending_->requests.size()), pending_->requests.data(), MPI_STATUSES_IGNORE);
-  pending_->requests.clear();  // keeps its capacity: no allocation after the first step
+  wait(mpi_handles_->requests.data(), static_cast<int>(mpi_handles_->requests.size()));
+  mpi_handles_->requests.clear();  // keeps its capacity: no allocation after the first step
   reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 double Distributed::sum(double v) {
   if (!mpi_) return v;
   double total = 0.0;
-  MPI_Allreduce(&v, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Iallreduce(&v, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
+  wait(&request, 1);
   return total;
 }
 
 bool Distributed::any(bool flag) {
   if (!mpi_) return flag;
   int mine = flag ? 1 : 0, result = 0;
-  MPI_Allreduce(&mine, &result, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Iallreduce(&mine, &result, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD, &request);
+  wait(&request, 1);
   return result != 0;
 }
 
 int Distributed::first_rank_with(bool flag) {
   if (!mpi_) return flag ? 0 : 1;
   int mine = flag ? rank_ : size_, result = size_;
-  MPI_Allreduce(&mine, &result, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Iallreduce(&mine, &result, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request);
+  wait(&request, 1);
   return result;
 }
 
 int Distributed::first_rank_differing(uint64_t value) {
   if (!mpi_) return -1;
   std::vector<uint64_t> all(static_cast<size_t>(size_));
-  MPI_Allgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD);
+  MPI_Request request;
+  MPI_Iallgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD, &request);
+  wait(&request, 1);
   for (int r = 1; r < size_; ++r)
     if (all[r] != all[0]) return r;
   return -1;

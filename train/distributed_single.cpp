@@ -3,7 +3,7 @@
 
 namespace train {
 
-struct Distributed::Pending {};
+struct Distributed::Mpi {};
 
 Distributed::Distributed() = default;
 Distributed::~Distributed() = default;

@@ -49,6 +49,16 @@ std::vector<TrainFlag> make_table() {
        "under mpirun: sum the gradients across processes after the backward pass, not block by block during "
        "it (same result; for measuring)",
        T::Switch, "", true, -1, "", [](O& o, const V& v) { o.overlap_allreduce = !as_int(v); }, nullptr},
+      {"stall-timeout", "run",
+       "under mpirun: seconds a process waits for the others at a gradient sum before it names the rank that "
+       "does not answer and stops every rank (0 = wait forever)",
+       T::Real, text(d.stall_timeout_s), true, -1, "",
+       [](O& o, const V& v) {
+         if (!(as_real(v) >= 0.0))
+           throw tg::UsageError("--stall-timeout must be 0 (wait forever) or a number of seconds");
+         o.stall_timeout_s = as_real(v);
+       },
+       nullptr},
 
       {"n-layer", "model", "transformer blocks", T::Int, text(m.n_layer), false, -1, "",
        [](O& o, const V& v) { o.model.n_layer = as_int(v); }, nullptr},

@@ -406,6 +406,7 @@ int run_training(const TrainOptions& options, nn::GPT& model,
                  bool allow_data_change) {
   const std::string resumed_data_hash = state.data_hash;
   Distributed dist;  // Note [Data parallelism]; one process unless run by mpirun
+  dist.set_stall_timeout(options.stall_timeout_s);
   if (options.threads == 0 && dist.local_size() > 1) {
     // Ranks on one machine share its cores, unless --threads says otherwise.
     const int threads = std::max(1, omp_get_num_procs() / dist.local_size());

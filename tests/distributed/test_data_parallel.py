@@ -29,12 +29,17 @@ class DataParallel(unittest.TestCase):
                 "--dropout", "0.1", "--max-steps", str(steps), "--lr-decay-steps", str(STEPS),
                 "--eval-interval", "0", "--ckpt-interval", "0", "--threads", "1"]
 
+    def mpirun(self, n, args, mca=()):
+        """The command line of tapegpt ARGS in n ranks on this machine
+        (test_netns.py puts each on a test host of its own)."""
+        return mpiutil.mpirun_cmd(MPIRUN, n, TAPEGPT, *args, mca=mca)
+
     def train(self, n, out, args, mca=()):
         """Runs tapegpt train in n processes (n = 1: no mpirun); returns stdout."""
         if n == 1:
             cmd = [TAPEGPT, "train", *args, "--out", out]
         else:
-            cmd = mpiutil.mpirun_cmd(MPIRUN, n, TAPEGPT, "train", *args, "--out", out, mca=mca)
+            cmd = self.mpirun(n, ["train", *args, "--out", out], mca)
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=mpiutil.ENV)
         self.assertEqual(p.returncode, 0, f"{' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
         return p.stdout

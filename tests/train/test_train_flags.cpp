@@ -75,7 +75,8 @@ TEST_CASE("a resumed run may change only these flags", "[flags]") {
   for (const train::TrainFlag& f : train::train_flags())
     if (f.resumable) resumable.insert(f.name);
   CHECK(resumable == std::set<std::string>{"resume", "max-steps", "out", "lr", "eval-interval", "eval-steps",
-                                           "ckpt-interval", "keep", "overwrite", "allow-data-change", "no-overlap"});
+                                           "ckpt-interval", "keep", "overwrite", "allow-data-change", "no-overlap",
+                                           "stall-timeout"});
   REQUIRE(train::find_train_flag("batch-size") != nullptr);
   CHECK(train::find_train_flag("batch-size")->saved_as == "batch_size");
   CHECK(train::find_train_flag("") == nullptr);  // eps is saved but has no flag

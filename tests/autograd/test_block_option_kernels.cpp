@@ -2,7 +2,7 @@
 // reference backward against finite differences in double, each fast float
 // kernel against its reference with per-element bounds derived from float32
 // rounding (Note [Tolerances from float32 rounding] in
-// test_kernels_vs_reference.cpp, whose three helpers are repeated here), and
+// test_kernels_vs_reference.cpp; the helpers in tests/support/float_bounds.h), and
 // RoPE's identities: an offset pos0 is a later row, in place is out of place,
 // backward undoes forward. Gradient buffers start non-zero, to check that
 // backward kernels ADD (Note [Kernel conventions]).
@@ -17,16 +17,20 @@
 
 #include "autograd/kernels/kernels.h"
 #include "autograd/kernels/reference.h"
+#include "support/bits.h"
+#include "support/float_bounds.h"
 #include "support/gradcheck.h"
 
 namespace ref = kernels::reference;
 using testing::to_float;
 using Vec = std::vector<double>;
 using FVec = std::vector<float>;
+using testing::abs_of;
+using testing::kU;
+using testing::require_within;
+using testing::same_bits;
 
 namespace {
-
-constexpr double kU = 0x1p-24;  // float32 unit roundoff
 
 // Finite differences as test_reference_gradcheck.cpp: h = 1e-6 in double, a
 // correct derivative agrees to ~1e-8…1e-6, a wrong term shows as 1e-1.
@@ -35,40 +39,6 @@ constexpr double kTol = 1e-5;
 
 void gradcheck(Vec& x, const Vec& analytic, const std::function<double()>& loss, tg::Rng& rng) {
   CHECK(testing::gradcheck(x, analytic, loss, kH, 1e-3, 64, rng) < kTol);
-}
-
-// Random doubles that are exactly floats, so the reference computes from the
-// very inputs the float kernel sees and the bounds measure the kernel alone.
-Vec random_vector(int64_t n, tg::Rng& rng, double scale = 1.0) {
-  Vec v = testing::random_vector<double>(n, rng, scale);
-  for (auto& x : v) x = static_cast<float>(x);
-  return v;
-}
-
-// Each |got - want| ≤ k·u·scale (scales floored at float's smallest normal).
-void require_within(const FVec& got, const Vec& want, const Vec& scale, double k,
-                    const char* what) {
-  REQUIRE(got.size() == want.size());
-  REQUIRE(scale.size() == want.size());
-  double worst = 0.0;  // in units of u·scale
-  size_t at = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double r = std::fabs(got[i] - want[i]) / (kU * std::max(scale[i], 0x1p-126 / kU));
-    if (!(r <= worst)) { worst = r; at = i; }
-  }
-  INFO(what << ": worst error " << worst << " u·scale (bound " << k << ") at " << at << ": got "
-            << got[at] << " want " << want[at] << " scale " << scale[at]);
-  CHECK(worst <= k);
-}
-
-Vec abs_of(const Vec& v) {
-  Vec a(v.size());
-  for (size_t i = 0; i < v.size(); ++i) a[i] = std::fabs(v[i]);
-  return a;
-}
-
-bool same_bits(const FVec& a, const FVec& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 // run() with 1, 2 and 3 OpenMP threads gives the same bits each time
@@ -92,7 +62,7 @@ void check_thread_count_independent(const std::function<FVec()>& run) {
 TEST_CASE("reference rmsnorm backward matches finite differences", "[gradcheck][reference][rmsnorm]") {
   tg::Rng rng(41);
   const int64_t N = 3, C = 6;
-  Vec x = random_vector(N * C, rng), w = random_vector(C, rng), r = random_vector(N * C, rng);
+  Vec x = testing::float_exact_vector<double>(N * C, rng), w = testing::float_exact_vector<double>(C, rng), r = testing::float_exact_vector<double>(N * C, rng);
   for (int64_t c = 0; c < C; ++c) x[c] *= 1e-3;  // a row whose mean square is near eps
   Vec out(N * C), rstd(N);
   auto loss = [&] { ref::rmsnorm_forward(out.data(), rstd.data(), x.data(), w.data(), N, C); return testing::dot(out, r); };
@@ -109,8 +79,8 @@ TEST_CASE("reference rmsnorm backward matches finite differences", "[gradcheck][
 void check_rmsnorm(double a, bool expect_pass) {
   tg::Rng rng(42);
   const int64_t N = 29, C = 200;
-  Vec x = random_vector(N * C, rng, 3.0), w = random_vector(C, rng),
-      dout = random_vector(N * C, rng);
+  Vec x = testing::float_exact_vector<double>(N * C, rng, 3.0), w = testing::float_exact_vector<double>(C, rng),
+      dout = testing::float_exact_vector<double>(N * C, rng);
   // Rows 0..4 have a root mean square near √eps (0.003, 0.0015, ...), where
   // eps moves the output by tens of percent: a wrong eps cannot hide there.
   for (int64_t n = 0; n < 5; ++n)
@@ -146,7 +116,7 @@ void check_rmsnorm(double a, bool expect_pass) {
   // rstd·(|g| + |x̂|·mean_c|g·x̂|) + |dinp₀|. dweight: a sum in double of
   // dout·x·rstd, exact up to rstd's rounding, plus the accumulation: 2
   // (+1 margin) times Σ_n |dout·x̂| + |dweight₀|.
-  Vec dx = random_vector(N * C, rng), dw = random_vector(C, rng);
+  Vec dx = testing::float_exact_vector<double>(N * C, rng), dw = testing::float_exact_vector<double>(C, rng);
   FVec fdx = to_float(dx), fdw = to_float(dw), fdout = to_float(dout);
   Vec sdx = abs_of(dx), sdw = abs_of(dw);
   for (int64_t n = 0; n < N; ++n) {
@@ -173,8 +143,8 @@ TEST_CASE("the rmsnorm bound fails for eps 1e-6 instead of 1e-5", "[kernels][rms
 TEST_CASE("rmsnorm kernels give the same bits for any thread count", "[kernels][rmsnorm]") {
   tg::Rng rng(43);
   const int64_t N = 67, C = 300;  // N·C above the 16384 threshold
-  const FVec x = to_float(random_vector(N * C, rng)), w = to_float(random_vector(C, rng)),
-             dout = to_float(random_vector(N * C, rng)), g0 = to_float(random_vector(N * C + C, rng));
+  const FVec x = to_float(testing::float_exact_vector<double>(N * C, rng)), w = to_float(testing::float_exact_vector<double>(C, rng)),
+             dout = to_float(testing::float_exact_vector<double>(N * C, rng)), g0 = to_float(testing::float_exact_vector<double>(N * C + C, rng));
   check_thread_count_independent([&] {
     FVec out(N * C), rstd(N), dx(g0.begin(), g0.begin() + N * C), dw(g0.begin() + N * C, g0.end());
     kernels::rmsnorm_forward(out.data(), rstd.data(), x.data(), w.data(), N, C);
@@ -192,7 +162,7 @@ TEST_CASE("rmsnorm kernels give the same bits for any thread count", "[kernels][
 TEST_CASE("reference rope backward matches finite differences", "[gradcheck][reference][rope]") {
   tg::Rng rng(51);
   const int64_t B = 2, T = 3, C = 8, NH = 2, pos0 = 7;
-  Vec qkv = random_vector(B * T * 3 * C, rng), r = random_vector(B * T * 3 * C, rng), out(qkv.size());
+  Vec qkv = testing::float_exact_vector<double>(B * T * 3 * C, rng), r = testing::float_exact_vector<double>(B * T * 3 * C, rng), out(qkv.size());
   auto loss = [&] { ref::rope_forward(out.data(), qkv.data(), B, T, C, NH, pos0); return testing::dot(out, r); };
   Vec dqkv(qkv.size());
   ref::rope_backward(dqkv.data(), r.data(), B, T, C, NH, pos0);
@@ -227,7 +197,7 @@ TEST_CASE("rope kernels match the reference", "[kernels][rope]") {
                           Shape{1, 1, 48, 3, 517}}) {
     const int64_t B = sh.B, T = sh.T, C = sh.C, NH = sh.NH, pos0 = sh.pos0, n = B * T * 3 * C;
     INFO("B " << B << " T " << T << " C " << C << " NH " << NH << " pos0 " << pos0);
-    Vec qkv = random_vector(n, rng), out(n);
+    Vec qkv = testing::float_exact_vector<double>(n, rng), out(n);
     ref::rope_forward(out.data(), qkv.data(), B, T, C, NH, pos0);
     FVec fqkv = to_float(qkv), fout(n);
     kernels::rope_forward(fout.data(), fqkv.data(), B, T, C, NH, pos0);
@@ -235,7 +205,7 @@ TEST_CASE("rope kernels match the reference", "[kernels][rope]") {
     // angle), the two products and the sum one each: 3 (+1 margin); v is a copy.
     require_within(fout, out, rope_scales(qkv, B, T, C, NH, pos0), 4, "rope out");
     // The transpose: as the forward, plus the accumulation (1).
-    Vec dout = random_vector(n, rng), dqkv = random_vector(n, rng);
+    Vec dout = testing::float_exact_vector<double>(n, rng), dqkv = testing::float_exact_vector<double>(n, rng);
     Vec s = rope_scales(dout, B, T, C, NH, pos0);
     for (int64_t i = 0; i < n; ++i) s[i] += std::fabs(dqkv[i]);
     FVec fdqkv = to_float(dqkv), fdout = to_float(dout);
@@ -248,7 +218,7 @@ TEST_CASE("rope kernels match the reference", "[kernels][rope]") {
 TEST_CASE("rope at pos0 equals the later rows of a longer sequence, one decode row too", "[kernels][rope]") {
   tg::Rng rng(53);
   const int64_t B = 2, T = 12, C = 40, NH = 2, P = 5, C3 = 3 * C;
-  const FVec qkv = to_float(random_vector(B * T * C3, rng));
+  const FVec qkv = to_float(testing::float_exact_vector<double>(B * T * C3, rng));
   FVec full(qkv.size());
   kernels::rope_forward(full.data(), qkv.data(), B, T, C, NH, 0);
   // Rows P…T-1 of each sequence, rotated on their own from pos0 = P.
@@ -271,7 +241,7 @@ TEST_CASE("rope at pos0 equals the later rows of a longer sequence, one decode r
 TEST_CASE("rope in place equals rope out of place", "[kernels][rope]") {
   tg::Rng rng(54);
   const int64_t B = 3, T = 40, C = 64, NH = 4;  // B·T·C above the 16384 threshold
-  FVec qkv = to_float(random_vector(B * T * 3 * C, rng)), out(qkv.size());
+  FVec qkv = to_float(testing::float_exact_vector<double>(B * T * 3 * C, rng)), out(qkv.size());
   kernels::rope_forward(out.data(), qkv.data(), B, T, C, NH, 11);
   kernels::rope_forward(qkv.data(), qkv.data(), B, T, C, NH, 11);
   CHECK(same_bits(qkv, out));
@@ -280,7 +250,7 @@ TEST_CASE("rope in place equals rope out of place", "[kernels][rope]") {
 TEST_CASE("rope backward undoes rope forward (the rotation is orthogonal)", "[kernels][rope]") {
   tg::Rng rng(55);
   const int64_t B = 2, T = 17, C = 48, NH = 3, HS = C / NH, C3 = 3 * C, pos0 = 900;
-  const Vec x = random_vector(B * T * C3, rng);
+  const Vec x = testing::float_exact_vector<double>(B * T * C3, rng);
   const FVec fx = to_float(x);
   FVec rotated(fx.size()), back(fx.size(), 0.0f);
   kernels::rope_forward(rotated.data(), fx.data(), B, T, C, NH, pos0);
@@ -308,7 +278,7 @@ TEST_CASE("rope backward undoes rope forward (the rotation is orthogonal)", "[ke
 TEST_CASE("reference relu2 backward matches finite differences", "[gradcheck][reference][relu2]") {
   tg::Rng rng(61);
   const int64_t n = 40;
-  Vec x = random_vector(n, rng, 2.0), r = random_vector(n, rng), out(n);
+  Vec x = testing::float_exact_vector<double>(n, rng, 2.0), r = testing::float_exact_vector<double>(n, rng), out(n);
   // Away from the kink at 0: |x| ≥ 0.01 ≫ h.
   for (auto& v : x)
     if (std::fabs(v) < 0.01) v = v < 0 ? -0.01 - v : 0.01 + v;
@@ -321,7 +291,7 @@ TEST_CASE("reference relu2 backward matches finite differences", "[gradcheck][re
 TEST_CASE("relu2 kernels match the reference", "[kernels][relu2]") {
   tg::Rng rng(62);
   const int64_t n = 20000;  // above the 16384 threshold
-  Vec x = random_vector(n, rng, 2.0), dout = random_vector(n, rng), out(n);
+  Vec x = testing::float_exact_vector<double>(n, rng, 2.0), dout = testing::float_exact_vector<double>(n, rng), out(n);
   x[0] = 0.0;
   x[1] = -0.0;
   x[2] = 1e-30;  // its square is below float's normal range
@@ -332,7 +302,7 @@ TEST_CASE("relu2 kernels match the reference", "[kernels][relu2]") {
   require_within(fout, out, out, 1, "relu2 out");
   // dout·(2·max(x, 0)): 2·x is exact, the product and the accumulation one
   // rounding each, on |dout·2x| + |dinp₀|. A missing 2 is off by 0.5 of it.
-  Vec dx = random_vector(n, rng), s = abs_of(dx);
+  Vec dx = testing::float_exact_vector<double>(n, rng), s = abs_of(dx);
   for (int64_t i = 0; i < n; ++i) s[i] += std::fabs(dout[i]) * 2.0 * std::max(x[i], 0.0);
   FVec fdx = to_float(dx), fdout = to_float(dout);
   ref::relu2_backward(dx.data(), dout.data(), x.data(), n);
@@ -345,7 +315,7 @@ TEST_CASE("relu2 kernels match the reference", "[kernels][relu2]") {
 TEST_CASE("reference swiglu backward matches finite differences", "[gradcheck][reference][swiglu]") {
   tg::Rng rng(71);
   const int64_t N = 3, H = 5;
-  Vec x = random_vector(N * 2 * H, rng, 2.0), r = random_vector(N * H, rng), out(N * H);
+  Vec x = testing::float_exact_vector<double>(N * 2 * H, rng, 2.0), r = testing::float_exact_vector<double>(N * H, rng), out(N * H);
   auto loss = [&] { ref::swiglu_forward(out.data(), x.data(), N, H); return testing::dot(out, r); };
   Vec dx(N * 2 * H);
   ref::swiglu_backward(dx.data(), r.data(), x.data(), N, H);
@@ -355,7 +325,7 @@ TEST_CASE("reference swiglu backward matches finite differences", "[gradcheck][r
 TEST_CASE("swiglu kernels match the reference", "[kernels][swiglu]") {
   tg::Rng rng(72);
   const int64_t N = 61, H = 300;  // N·H above the 16384 threshold
-  Vec x = random_vector(N * 2 * H, rng, 3.0), dout = random_vector(N * H, rng), out(N * H);
+  Vec x = testing::float_exact_vector<double>(N * 2 * H, rng, 3.0), dout = testing::float_exact_vector<double>(N * H, rng), out(N * H);
   for (int64_t c = 0; c < H; ++c) x[c] = static_cast<float>(-30.0 + 60.0 * c / (H - 1));  // the tails too
   ref::swiglu_forward(out.data(), x.data(), N, H);
   FVec fx = to_float(x), fout(N * H);
@@ -368,7 +338,7 @@ TEST_CASE("swiglu kernels match the reference", "[kernels][swiglu]") {
   // 1, ·σ 1 + 5, ·(1 + …) 1 + 11, the accumulation 1: 20 (+1), on
   // |dout·b|·σ·(1 + |a|·(1 - σ)) + |da₀|. db: a·σ 6, ·dout 1, the
   // accumulation 1: 8 (+1), on |dout·a·σ| + |db₀|.
-  Vec dx = random_vector(N * 2 * H, rng);
+  Vec dx = testing::float_exact_vector<double>(N * 2 * H, rng);
   Vec sa(N * H), sb(N * H);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < H; ++c) {

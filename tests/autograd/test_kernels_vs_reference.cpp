@@ -22,59 +22,24 @@
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/kernels.h"
 #include "autograd/kernels/reference.h"
+#include "support/float_bounds.h"
 #include "support/gradcheck.h"
 
 namespace ref = kernels::reference;
 using testing::to_float;
 using Vec = std::vector<double>;
 using FVec = std::vector<float>;
-
-namespace {
-
-constexpr double kU = 0x1p-24;  // float32 unit roundoff
-
-// Random doubles that are exactly floats, so the reference computes from the
-// very inputs the float kernel sees and the bounds measure the kernel alone.
-template <class Scalar>
-std::vector<Scalar> random_vector(int64_t n, tg::Rng& rng, double scale = 1.0) {
-  std::vector<Scalar> v = testing::random_vector<Scalar>(n, rng, scale);
-  for (auto& x : v) x = static_cast<Scalar>(static_cast<float>(x));
-  return v;
-}
-
-// Note [Tolerances from float32 rounding]: each |got - want| ≤ k·u·scale.
-void require_within(const FVec& got, const Vec& want, const Vec& scale, double k,
-                    const char* what) {
-  REQUIRE(got.size() == want.size());
-  REQUIRE(scale.size() == want.size());
-  double worst = 0.0;  // in units of u·scale
-  size_t at = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    // Below float's smallest normal number (1.2e-38) no relative accuracy is
-    // possible: scales are floored there.
-    const double r = std::fabs(got[i] - want[i]) / (kU * std::max(scale[i], 0x1p-126 / kU));
-    if (!(r <= worst)) { worst = r; at = i; }
-  }
-  INFO(what << ": worst error " << worst << " u·scale (bound " << k << ") at " << at << ": got "
-            << got[at] << " want " << want[at] << " scale " << scale[at]);
-  CHECK(worst <= k);
-}
-
-Vec abs_of(const Vec& v) {
-  Vec a(v.size());
-  for (size_t i = 0; i < v.size(); ++i) a[i] = std::fabs(v[i]);
-  return a;
-}
-
-}  // namespace
+using testing::abs_of;
+using testing::kU;
+using testing::require_within;
 
 TEST_CASE("linear kernels match the reference", "[kernels]") {
   tg::Rng rng(11);
   const int64_t IC = 96, OC = 80;
   for (int64_t N : {1, 37})  // one row takes the sgemv path
   for (bool with_bias : {true, false}) {
-    Vec x = random_vector<double>(N * IC, rng), w = random_vector<double>(OC * IC, rng, 0.1),
-        b = random_vector<double>(OC, rng), dout = random_vector<double>(N * OC, rng);
+    Vec x = testing::float_exact_vector<double>(N * IC, rng), w = testing::float_exact_vector<double>(OC * IC, rng, 0.1),
+        b = testing::float_exact_vector<double>(OC, rng), dout = testing::float_exact_vector<double>(N * OC, rng);
     Vec out(N * OC);
     ref::linear_forward(out.data(), x.data(), w.data(), with_bias ? b.data() : nullptr, N, IC, OC);
     FVec fx = to_float(x), fw = to_float(w), fb = to_float(b), fout(N * OC);
@@ -85,8 +50,8 @@ TEST_CASE("linear kernels match the reference", "[kernels]") {
     ref::linear_forward(sout.data(), ax.data(), aw.data(), with_bias ? ab.data() : nullptr, N, IC, OC);
     require_within(fout, out, sout, IC + 2, "linear out");
 
-    Vec dx = random_vector<double>(N * IC, rng), dw = random_vector<double>(OC * IC, rng),
-        db = random_vector<double>(OC, rng);
+    Vec dx = testing::float_exact_vector<double>(N * IC, rng), dw = testing::float_exact_vector<double>(OC * IC, rng),
+        db = testing::float_exact_vector<double>(OC, rng);
     Vec sdx = abs_of(dx), sdw = abs_of(dw), sdb = abs_of(db);
     FVec fdx = to_float(dx), fdw = to_float(dw), fdb = to_float(db), fdout = to_float(dout);
     ref::linear_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), N, IC, OC);
@@ -103,8 +68,8 @@ TEST_CASE("embedding kernels match the reference", "[kernels]") {
   const int64_t B = 3, T = 9, C = 130, V = 7;
   std::vector<int32_t> ids(B * T);
   for (auto& id : ids) id = static_cast<int32_t>(rng.below(V));
-  Vec wte = random_vector<double>(V * C, rng), wpe = random_vector<double>(T * C, rng),
-      dout = random_vector<double>(B * T * C, rng), out(B * T * C);
+  Vec wte = testing::float_exact_vector<double>(V * C, rng), wpe = testing::float_exact_vector<double>(T * C, rng),
+      dout = testing::float_exact_vector<double>(B * T * C, rng), out(B * T * C);
   ref::embedding_forward(out.data(), ids.data(), wte.data(), wpe.data(), B, T, C);
   FVec fwte = to_float(wte), fwpe = to_float(wpe), fout(B * T * C);
   kernels::embedding_forward(fout.data(), ids.data(), fwte.data(), fwpe.data(), B, T, C);
@@ -112,7 +77,7 @@ TEST_CASE("embedding kernels match the reference", "[kernels]") {
   Vec sout(B * T * C);
   ref::embedding_forward(sout.data(), ids.data(), awte.data(), awpe.data(), B, T, C);
   require_within(fout, out, sout, 1, "embedding out");  // one addition: one rounding
-  Vec dwte = random_vector<double>(V * C, rng), dwpe = random_vector<double>(T * C, rng);
+  Vec dwte = testing::float_exact_vector<double>(V * C, rng), dwpe = testing::float_exact_vector<double>(T * C, rng);
   Vec sdwte = abs_of(dwte), sdwpe = abs_of(dwpe);
   FVec fdwte = to_float(dwte), fdwpe = to_float(dwpe), fdout = to_float(dout);
   ref::embedding_backward(dwte.data(), dwpe.data(), dout.data(), ids.data(), B, T, C);
@@ -127,8 +92,8 @@ TEST_CASE("embedding kernels match the reference", "[kernels]") {
 void check_layernorm(double ref_eps_scale, bool expect_pass) {
   tg::Rng rng(13);
   const int64_t N = 29, C = 200;
-  Vec x = random_vector<double>(N * C, rng, 3.0), w = random_vector<double>(C, rng),
-      b = random_vector<double>(C, rng), dout = random_vector<double>(N * C, rng);
+  Vec x = testing::float_exact_vector<double>(N * C, rng, 3.0), w = testing::float_exact_vector<double>(C, rng),
+      b = testing::float_exact_vector<double>(C, rng), dout = testing::float_exact_vector<double>(N * C, rng);
   for (int64_t i = 0; i < N * C; ++i) x[i] = static_cast<float>(x[i] + 5.0);  // an offset the mean must remove
   // Rows 0..4 have variance near eps (std 0.003, 0.001, ...), where eps moves
   // the output by tens of percent: a wrong eps cannot hide there.
@@ -169,7 +134,7 @@ void check_layernorm(double ref_eps_scale, bool expect_pass) {
     return;
   }
   require_within(fout, out, sout, k_fwd, "layernorm out");
-  Vec dx = random_vector<double>(N * C, rng), dw = random_vector<double>(C, rng), db = random_vector<double>(C, rng);
+  Vec dx = testing::float_exact_vector<double>(N * C, rng), dw = testing::float_exact_vector<double>(C, rng), db = testing::float_exact_vector<double>(C, rng);
   FVec fdx = to_float(dx), fdw = to_float(dw), fdb = to_float(db), fdout = to_float(dout);
   // Backward scales: dinp = rstd·(g - mean(g) - x̂·mean(g·x̂)), g = dout·w, each
   // term in absolute value, times the forward's relative error in x̂ and rstd
@@ -233,12 +198,12 @@ constexpr double kGeluBound = 16;
 void check_gelu(kernels::GeluKind kind, kernels::GeluKind ref_kind) {
   tg::Rng rng(14);
   const int64_t n = 20000;
-  Vec x = random_vector<double>(n, rng, 3.0), dout = random_vector<double>(n, rng), out(n);
+  Vec x = testing::float_exact_vector<double>(n, rng, 3.0), dout = testing::float_exact_vector<double>(n, rng), out(n);
   for (int64_t i = 0; i < 200; ++i) x[i] = static_cast<float>(-12.0 + 24.0 * i / 199.0);  // the tails too
   ref::gelu_forward(out.data(), x.data(), n, ref_kind);
   FVec fx = to_float(x), fout(n);
   kernels::gelu_forward(fout.data(), fx.data(), n, kind);
-  Vec dx = random_vector<double>(n, rng), sfwd(n), sbwd(n);
+  Vec dx = testing::float_exact_vector<double>(n, rng), sfwd(n), sbwd(n);
   for (int64_t i = 0; i < n; ++i) {
     gelu_scales(ref_kind, x[i], dout[i], &sfwd[i], &sbwd[i]);
     sbwd[i] += std::fabs(dx[i]);
@@ -320,10 +285,10 @@ TEST_CASE("attention kernels match the reference", "[kernels]") {
   const int64_t B = 2, T = 13, C = 48, NH = 3, HS = C / NH;
   for (double p : {0.0, 0.25}) {
     const uint64_t seed = 99;
-    Vec qkv = random_vector<double>(B * T * 3 * C, rng), dout = random_vector<double>(B * T * C, rng);
+    Vec qkv = testing::float_exact_vector<double>(B * T * 3 * C, rng), dout = testing::float_exact_vector<double>(B * T * C, rng);
     Vec out(B * T * C), att(B * NH * T * T);
     ref::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, NH, p, seed);
-    Vec dqkv = random_vector<double>(qkv.size(), rng);
+    Vec dqkv = testing::float_exact_vector<double>(qkv.size(), rng);
     Vec sout(B * T * C), sdqkv = abs_of(dqkv);
     attention_scales(qkv, dout, att, p, seed, B, T, C, NH, &sout, &sdqkv);
     // Scores are HS-term products (|s - max| ≲ 8 here), probabilities T-term sums.
@@ -351,7 +316,7 @@ TEST_CASE("attention kernels match the reference", "[kernels]") {
 TEST_CASE("attention_decode matches the last row of full attention", "[kernels]") {
   tg::Rng rng(16);
   const int64_t T = 11, C = 24, NH = 4;
-  FVec qkv = to_float(random_vector<double>(T * 3 * C, rng));
+  FVec qkv = to_float(testing::float_exact_vector<double>(T * 3 * C, rng));
   FVec out(T * C), att(NH * T * T);
   kernels::attention_naive_forward(out.data(), att.data(), qkv.data(), 1, T, C, NH);
   // Caches hold the k and v rows of every position, as the decoder keeps them.
@@ -370,7 +335,7 @@ TEST_CASE("attention_decode matches the last row of full attention", "[kernels]"
 TEST_CASE("cross-entropy kernels match the reference, in place too", "[kernels]") {
   tg::Rng rng(17);
   const int64_t N = 21, V = 300;
-  Vec logits = random_vector<double>(N * V, rng, 4.0), losses(N), probs(N * V);
+  Vec logits = testing::float_exact_vector<double>(N * V, rng, 4.0), losses(N), probs(N * V);
   std::vector<int32_t> targets(N);
   for (auto& t : targets) t = static_cast<int32_t>(rng.below(V));
   ref::crossentropy_forward(losses.data(), probs.data(), logits.data(), targets.data(), N, V);
@@ -388,7 +353,7 @@ TEST_CASE("cross-entropy kernels match the reference, in place too", "[kernels]"
   }
   require_within(flosses, losses, slosses, V + 4, "cross-entropy losses");
   require_within(flogits, probs, sprobs, V + 4, "cross-entropy probabilities");  // they overwrote the logits
-  Vec dlogits = random_vector<double>(N * V, rng);
+  Vec dlogits = testing::float_exact_vector<double>(N * V, rng);
   Vec sd = abs_of(dlogits);
   for (int64_t i = 0; i < N * V; ++i) sd[i] += 0.25 * (sprobs[i] + (i % V == targets[i / V] ? 1.0 : 0.0));
   FVec fdlogits = to_float(dlogits);
@@ -401,7 +366,7 @@ TEST_CASE("softmax with temperature matches the double reference", "[kernels]") 
   tg::Rng rng(21);
   const int64_t N = 5, V = 300;
   for (double temperature : {1.0, 0.7, 2.5}) {
-    Vec logits = random_vector<double>(N * V, rng, 4.0), probs(N * V);
+    Vec logits = testing::float_exact_vector<double>(N * V, rng, 4.0), probs(N * V);
     ref::softmax_forward(probs.data(), logits.data(), temperature, N, V);
     FVec flogits = to_float(logits), fprobs(N * V);
     kernels::softmax_forward(fprobs.data(), flogits.data(), static_cast<float>(temperature), N, V);
@@ -421,8 +386,8 @@ TEST_CASE("dropout kernels match the double reference", "[kernels]") {
   tg::Rng rng(22);
   const int64_t n = 50000;
   for (double p : {0.1, 0.5}) {
-    Vec x = random_vector<double>(n, rng), dout = random_vector<double>(n, rng), out(n);
-    Vec dx = random_vector<double>(n, rng);
+    Vec x = testing::float_exact_vector<double>(n, rng), dout = testing::float_exact_vector<double>(n, rng), out(n);
+    Vec dx = testing::float_exact_vector<double>(n, rng);
     Vec s = abs_of(x), sdx = abs_of(dx);
     for (int64_t i = 0; i < n; ++i) {
       s[i] /= 1.0 - p;
@@ -447,8 +412,8 @@ TEST_CASE("dropout kernels match the double reference", "[kernels]") {
 TEST_CASE("adamw_update matches the PyTorch formula and zeroes the gradient", "[kernels]") {
   tg::Rng rng(18);
   const int64_t n = 1000;
-  FVec p = to_float(random_vector<double>(n, rng)), m = to_float(random_vector<double>(n, rng, 0.1));
-  FVec v(n), g = to_float(random_vector<double>(n, rng));
+  FVec p = to_float(testing::float_exact_vector<double>(n, rng)), m = to_float(testing::float_exact_vector<double>(n, rng, 0.1));
+  FVec v(n), g = to_float(testing::float_exact_vector<double>(n, rng));
   for (auto& x : v) x = static_cast<float>(rng.uniform());
   const FVec p0 = p, m0 = m, v0 = v, g0 = g;
   const float lr = 1e-3f, b1 = 0.9f, b2 = 0.95f, eps = 1e-8f, wd = 0.1f, scale = 0.5f;
@@ -470,7 +435,7 @@ TEST_CASE("adamw_update matches the PyTorch formula and zeroes the gradient", "[
 TEST_CASE("sum_squares is exact enough and independent of chunking", "[kernels]") {
   tg::Rng rng(19);
   for (int64_t n : {1, 1000, 100000, 5000000}) {
-    FVec x = to_float(random_vector<double>(n, rng));
+    FVec x = to_float(testing::float_exact_vector<double>(n, rng));
     double want = 0.0;
     for (float v : x) want += double(v) * v;
     CHECK(kernels::sum_squares(x.data(), n) == Approx(want).epsilon(1e-12));

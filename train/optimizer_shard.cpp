@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "autograd/base/check.h"
 #include "autograd/kernels/kernels.h"
@@ -46,7 +47,11 @@ void OptimizerShard::update(nn::ParameterStore& s, const AdamWConfig& cfg, float
 
 void OptimizerShard::gather_moments(nn::ParameterStore& store) {
   if (dist_.root()) {
-    store.m.resize(store.total);
+    // Between steps every gradient is zero (the update left them so): rank 0
+    // lends its gradient buffer to m rather than allocate a third whole
+    // buffer, and release_moments gives it back, zeroed. The buffer moves
+    // by pointer, so the model's views of the gradients stay valid.
+    std::swap(store.m, store.grads);
     store.v.resize(store.total);
   }
   dist_.gather_slices(m_.data(), store.m.data(), shard_, store.total);
@@ -54,6 +59,9 @@ void OptimizerShard::gather_moments(nn::ParameterStore& store) {
 }
 
 void OptimizerShard::release_moments(nn::ParameterStore& store) {
+  if (!dist_.root()) return;
+  std::swap(store.m, store.grads);
+  store.grads.zero();
   store.m.resize(0);
   store.v.resize(0);
 }

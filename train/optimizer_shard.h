@@ -27,8 +27,9 @@ namespace train {
 // is bit-identical to the unsharded run at the same N. (A reduce-scatter
 // would send half the gradient bytes, but the norm would then be summed from
 // per-rank partials in another order: other bits.) A checkpoint stays one
-// file with whole moments: rank 0 gathers them into full buffers to save and
-// frees them after; a loaded one is cut to the slice. So any N, sharded or
+// file with whole moments: rank 0 gathers them to save (m into its gradient
+// buffer, zero between steps, so only v is a new whole buffer) and frees
+// them after; a loaded one is cut to the slice. So any N, sharded or
 // not, resumes any other.
 class OptimizerShard {
  public:
@@ -44,9 +45,11 @@ class OptimizerShard {
   // every gradient left zero, then the all-gather of the parameters.
   void update(nn::ParameterStore& store, const AdamWConfig& cfg, float lr, int64_t step, float grad_scale);
 
-  // Every rank calls both together. gather_moments: rank 0's store.m and
-  // store.v become the whole moments (the others' stay empty);
-  // release_moments: rank 0 frees them again.
+  // Between steps (every gradient zero), every rank calls both together.
+  // gather_moments: rank 0's store.m and store.v become the whole moments,
+  // store.m in the gradient buffer it borrows (the others' stay empty);
+  // release_moments: rank 0 gives the buffer back to the gradients, zeroed,
+  // and frees v.
   void gather_moments(nn::ParameterStore& store);
   void release_moments(nn::ParameterStore& store);
 

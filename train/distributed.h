@@ -71,6 +71,14 @@ class Distributed {
   void progress();
   void wait_sums();
   double sum(double v);
+  // Note [Sharded optimizer state] in optimizer_shard.h: x[n] in slices of
+  // `slice` floats, rank r's at x + r·slice (the last ones shorter or
+  // empty). all_gather_slices: every rank's slice of x, in place, reaches
+  // every rank. gather_slices: rank r's `mine` lands in rank 0's full[n]
+  // (full is read on rank 0 only; rank 0's own slice is copied there too).
+  // The waits are added to reduce_seconds().
+  void all_gather_slices(float* x, int64_t slice, int64_t n);
+  void gather_slices(const float* mine, float* full, int64_t slice, int64_t n);
   bool any(bool flag);
   int first_rank_with(bool flag);  // size() when no rank has it
   // The lowest rank whose value differs from rank 0's, or -1.

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <new>
@@ -16,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "autograd/base/check.h"
 #include "autograd/base/errors.h"
 #include "train/distributed.h"
 
@@ -51,6 +53,7 @@ bool launched_by_mpirun() {
 struct Distributed::Mpi {
   std::vector<MPI_Request> requests;  // sums started and not yet waited for
   MPI_Comm watch = MPI_COMM_NULL;     // pings between waiting ranks (Note [Stall timeout])
+  std::vector<int> counts, displs;    // per-rank slices (Note [Sharded optimizer state])
 };
 
 Distributed::Distributed() : mpi_handles_(std::make_unique<Mpi>()) {
@@ -294,6 +297,53 @@ double Distributed::sum(double v) {
   MPI_Iallreduce(&v, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &request);
   wait(&request, 1);
   return total;
+}
+
+namespace {
+
+// Each rank's count and displacement for slices of `slice` floats over n.
+void slice_counts(int64_t slice, int64_t n, int size, std::vector<int>* counts, std::vector<int>* displs) {
+  TG_CHECK(slice > 0 && slice < (int64_t{1} << 31) && (size - 1) * slice < (int64_t{1} << 31));
+  counts->assign(static_cast<size_t>(size), 0);
+  displs->assign(static_cast<size_t>(size), 0);
+  for (int r = 0; r < size; ++r) {
+    const int64_t b = std::min(n, r * slice), e = std::min(n, (r + 1) * slice);
+    (*counts)[r] = static_cast<int>(e - b);
+    (*displs)[r] = static_cast<int>(b);
+  }
+}
+
+}  // namespace
+
+void Distributed::all_gather_slices(float* x, int64_t slice, int64_t n) {
+  if (!mpi_ || size_ == 1) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<int>& counts = mpi_handles_->counts;
+  std::vector<int>& displs = mpi_handles_->displs;
+  slice_counts(slice, n, size_, &counts, &displs);  // no allocation after the first call
+  MPI_Request request;
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, x, counts.data(), displs.data(), MPI_FLOAT, MPI_COMM_WORLD,
+                  &request);
+  wait(&request, 1);
+  reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void Distributed::gather_slices(const float* mine, float* full, int64_t slice, int64_t n) {
+  std::vector<int>& counts = mpi_handles_->counts;
+  std::vector<int>& displs = mpi_handles_->displs;
+  slice_counts(slice, n, size_, &counts, &displs);
+  if (rank_ == 0 && counts[0] > 0) std::memcpy(full, mine, static_cast<size_t>(counts[0]) * sizeof(float));
+  if (!mpi_ || size_ == 1) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  MPI_Request request;
+  if (rank_ == 0)
+    MPI_Igatherv(MPI_IN_PLACE, 0, MPI_FLOAT, full, counts.data(), displs.data(), MPI_FLOAT, 0, MPI_COMM_WORLD,
+                 &request);
+  else
+    MPI_Igatherv(mine, counts[rank_], MPI_FLOAT, nullptr, nullptr, nullptr, MPI_FLOAT, 0, MPI_COMM_WORLD,
+                 &request);
+  wait(&request, 1);
+  reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 bool Distributed::any(bool flag) {

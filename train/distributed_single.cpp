@@ -1,6 +1,8 @@
 // Distributed without MPI: always one process (see distributed.h).
 #include "train/distributed.h"
 
+#include <cstring>
+
 namespace train {
 
 struct Distributed::Mpi {};
@@ -20,6 +22,10 @@ void Distributed::start_sum(float*, int64_t) {}
 void Distributed::progress() {}
 void Distributed::wait_sums() {}
 double Distributed::sum(double v) { return v; }
+void Distributed::all_gather_slices(float*, int64_t, int64_t) {}
+void Distributed::gather_slices(const float* mine, float* full, int64_t, int64_t n) {
+  if (mine != full) std::memcpy(full, mine, static_cast<size_t>(n) * sizeof(float));
+}
 bool Distributed::any(bool flag) { return flag; }
 int Distributed::first_rank_with(bool flag) { return flag ? 0 : 1; }
 int Distributed::first_rank_differing(uint64_t) { return -1; }

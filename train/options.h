@@ -29,6 +29,7 @@ struct TrainOptions {
   int64_t keep = 2;             // periodic ckpt-STEP.h5 files kept (0 = none)
   int threads = 0;              // 0 = all cores (not saved: any count resumes)
   bool overlap_allreduce = true;  // with mpirun: sum gradients during the backward (not saved)
+  bool shard_optimizer = false;  // with mpirun: Note [Sharded optimizer state] (not saved)
   double stall_timeout_s = 300.0;  // with mpirun: Note [Stall timeout] in distributed_mpi.cpp (not saved)
   // Not saved: how this invocation treats the run directory.
   bool replace_run = false;     // a new run (or --overwrite): its first row retires the old files

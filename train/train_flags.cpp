@@ -49,6 +49,11 @@ std::vector<TrainFlag> make_table() {
        "under mpirun: sum the gradients across processes after the backward pass, not block by block during "
        "it (same result; for measuring)",
        T::Switch, "", true, -1, "", [](O& o, const V& v) { o.overlap_allreduce = !as_int(v); }, nullptr},
+      {"shard-optimizer", "run",
+       "under mpirun: each process keeps the AdamW moments of, and updates, 1/N of the parameters, then the "
+       "processes gather the updated weights (ZeRO stage 1: less memory, the same result; off by default; "
+       "checkpoints stay whole, so any run resumes with or without it)",
+       T::Switch, "", true, -1, "", [](O& o, const V& v) { o.shard_optimizer = as_int(v) != 0; }, nullptr},
       {"stall-timeout", "run",
        "under mpirun: seconds a process waits for the others at a gradient sum before it names the rank that "
        "does not answer and stops every rank (0 = wait forever)",

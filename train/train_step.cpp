@@ -8,6 +8,7 @@
 
 #include "autograd/ops.h"
 #include "autograd/planner.h"
+#include "train/optimizer_shard.h"
 
 namespace train {
 
@@ -67,8 +68,10 @@ StepResult TrainStep::run(BatchSource& batches, tg::Rng& rng, const AdamWConfig&
   const float clip = clip_factor(adamw, r.grad_norm);
   // 7. AdamW over the flat buffers, reading each gradient times `clip`, and
   // 8. zeroing: the same pass leaves every gradient 0 for the next step
-  //    (Note [Fused optimizer pass] in optimizer.h).
-  adamw_update(store, adamw, lr, step, clip);
+  //    (Note [Fused optimizer pass] in optimizer.h). Sharded: this rank's
+  //    slice, then the all-gather (Note [Sharded optimizer state]).
+  if (shard_) shard_->update(store, adamw, lr, step, clip);
+  else adamw_update(store, adamw, lr, step, clip);
   r.applied = true;
   r.optimizer_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_opt).count();

@@ -18,6 +18,8 @@
 
 namespace train {
 
+class OptimizerShard;  // optimizer_shard.h
+
 // Where micro-batches come from: the run's token file (TokenFileBatches),
 // synthetic tokens (bench), a fixed batch (tests, parity).
 class BatchSource {
@@ -79,6 +81,10 @@ class TrainStep {
 
   // Null (the default) for one process; see Note [Gradient all-reduce seam].
   void set_gradient_reducer(GradientReducer* reducer) { reducer_ = reducer; }
+  // Null (the default): AdamW over every parameter with the store's moments.
+  // Else this rank's slice only, then the all-gather (Note [Sharded
+  // optimizer state] in optimizer_shard.h).
+  void set_optimizer_shard(OptimizerShard* shard) { shard_ = shard; }
 
   // The activation arena, free between steps: evaluation reuses it.
   autograd::Arena& arena() { return arena_; }
@@ -94,6 +100,7 @@ class TrainStep {
   autograd::Tape tape_;
   std::vector<int32_t> inputs_, targets_;
   GradientReducer* reducer_ = nullptr;
+  OptimizerShard* shard_ = nullptr;
 };
 
 }  // namespace train

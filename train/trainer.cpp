@@ -29,6 +29,7 @@
 #include "train/evaluate.h"
 #include "train/data_parallel.h"
 #include "train/metrics.h"
+#include "train/optimizer_shard.h"
 #include "train/peak_flops.h"
 #include "train/run_dir.h"
 #include "train/token_batches.h"
@@ -104,6 +105,14 @@ class Trainer {
     if (dist.size() > 1) {  // Note [Data parallelism]
       data_parallel_ = std::make_unique<DataParallelReducer>(dist, model.store, o.overlap_allreduce);
       step_.set_gradient_reducer(data_parallel_.get());
+      if (o.shard_optimizer) {  // Note [Sharded optimizer state]
+        shard_ = std::make_unique<OptimizerShard>(dist, model.store);
+        step_.set_optimizer_shard(shard_.get());
+      }
+    }
+    if (!shard_ && model.store.m.size() < model.store.total) {  // --shard-optimizer in one process
+      model.store.m.resize(model.store.total);
+      model.store.v.resize(model.store.total);
     }
     const int64_t V = model.config.vocab_size, T = model.config.block_size;
     for (const data::TokenFile* f : {&train_file_, &val_file_})
@@ -143,6 +152,7 @@ class Trainer {
   Distributed& dist_;
   int nonfinite_rank_ = 0;  // the first rank whose own loss was not finite
   std::unique_ptr<DataParallelReducer> data_parallel_;  // with several processes only
+  std::unique_ptr<OptimizerShard> shard_;                // with --shard-optimizer and several processes
 };
 
 // One optimizer step (train_step.cpp) at the schedule's learning rate, then
@@ -198,23 +208,28 @@ void Trainer::save(const std::string& path, bool with_optimizer) {
 // point leaves ckpt.h5 complete and at least the N newest periodic files.
 void Trainer::save_full() {
   verify_replicas();
-  if (!dist_.root()) return;
-  save(ckpt_path(), true);
-  if (o_.keep == 0) return;
-  const std::string periodic = o_.out_dir + "/" + periodic_name(state_.step);
-  // Without hard links (some network or FAT filesystems) save it again.
-  if (!tg::link_atomically(ckpt_path(), periodic)) save(periodic, true);
-  prune_periodic(o_.out_dir, o_.keep, state_.step);
+  if (shard_) shard_->gather_moments(model_.store);  // rank 0 saves whole moments
+  if (dist_.root()) {
+    save(ckpt_path(), true);
+    if (o_.keep > 0) {
+      const std::string periodic = o_.out_dir + "/" + periodic_name(state_.step);
+      // Without hard links (some network or FAT filesystems) save it again.
+      if (!tg::link_atomically(ckpt_path(), periodic)) save(periodic, true);
+      prune_periodic(o_.out_dir, o_.keep, state_.step);
+    }
+  }
+  if (shard_) shard_->release_moments(model_.store);
 }
 
 // Every rank must hold the same weights and moments (Note [Data
 // parallelism]): their checksums are compared before rank 0 saves them.
+// Sharded, each rank holds other moments: only the weights are compared.
 void Trainer::verify_replicas() {
   if (dist_.size() == 1) return;
   const nn::ParameterStore& s = model_.store;
-  const uint64_t sum = checksum_floats(s.v.data(), s.total,
-                                       checksum_floats(s.m.data(), s.total,
-                                                       checksum_floats(s.params.data(), s.total)));
+  const uint64_t params = checksum_floats(s.params.data(), s.total);
+  const uint64_t sum =
+      shard_ ? params : checksum_floats(s.v.data(), s.total, checksum_floats(s.m.data(), s.total, params));
   const int other = dist_.first_rank_differing(sum);
   if (other >= 0 && dist_.root())
     throw tg::DataError("the weights or AdamW moments of rank " + std::to_string(other) +
@@ -371,6 +386,7 @@ uint64_t run_fingerprint(const std::string& data_hash, const TrainOptions& o, co
   for (uint64_t w : state.rng_state) text += "|" + std::to_string(w);
   // Choices that leave the parameter table alike (--mlp relu2 or gelu) show
   // in no weight checksum.
+  text += o.shard_optimizer ? "|sharded" : "|whole";  // every rank takes part in the same collectives
   for (const nn::ModelChoice& row : nn::model_choices())
     text += "|" + std::string(row.key) + "=" + nn::choice_name(row, o.model);
   for (const checkpoints::Flag& f : options_to_flags(o))

@@ -76,7 +76,7 @@ TEST_CASE("a resumed run may change only these flags", "[flags]") {
     if (f.resumable) resumable.insert(f.name);
   CHECK(resumable == std::set<std::string>{"resume", "max-steps", "out", "lr", "eval-interval", "eval-steps",
                                            "ckpt-interval", "keep", "overwrite", "allow-data-change", "no-overlap",
-                                           "stall-timeout"});
+                                           "shard-optimizer", "stall-timeout"});
   REQUIRE(train::find_train_flag("batch-size") != nullptr);
   CHECK(train::find_train_flag("batch-size")->saved_as == "batch_size");
   CHECK(train::find_train_flag("") == nullptr);  // eps is saved but has no flag

@@ -101,7 +101,11 @@ int start_run(const cxxopts::ParseResult& r) {
   const std::string err = train::options_error(o);
   if (!err.empty()) throw tg::UsageError(err);
   set_threads(o.threads);
-  nn::GPT model = nn::gpt_create(o.model);
+  // Sharded, the moments are allocated per rank, for its slice only (Note
+  // [Sharded optimizer state]): never whole, or they would set the peak.
+  nn::ParameterStore store = nn::parameter_store_create(o.model, !o.shard_optimizer);
+  if (o.shard_optimizer) store.grads.resize(store.total);
+  nn::GPT model = nn::gpt_create(o.model, std::move(store));
   nn::gpt_init(model, o.seed);
   return train::run_training(o, model, tokenizer.spec(), train::new_run_state(o.seed), false, false);
 }

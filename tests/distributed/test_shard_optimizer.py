@@ -1,0 +1,102 @@
+#!/usr/bin/python3
+# `tapegpt train --shard-optimizer` under mpirun (Note [Sharded optimizer
+# state] in train/optimizer_shard.h): each rank keeps the AdamW moments of a
+# slice of the parameters, and the run is bit-identical to the unsharded one
+# with the same ranks; its checkpoints hold whole moments, so it resumes
+# sharded, unsharded or in one process, and one-process checkpoints resume
+# sharded.
+"""Run by CTest as: test_shard_optimizer.py PATH/TO/tapegpt PATH/TO/mpirun"""
+import os
+import subprocess
+import sys
+import unittest
+
+import mpiutil
+from mpiutil import robutil
+import testutil  # tests/support, on sys.path through robutil
+
+TAPEGPT = MPIRUN = None
+STEPS = 20
+
+
+class ShardOptimizer(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-zero-")
+        cls.data = robutil.prepare_tiny(TAPEGPT, cls.tmp)
+        cls.runs = {}
+
+    def flags(self, accum=2, steps=STEPS):
+        return ["--data", self.data, *robutil.TINY_MODEL, "--grad-accum", str(accum), "--sampler", "random",
+                "--dropout", "0.1", "--max-steps", str(steps), "--lr-decay-steps", str(STEPS),
+                "--eval-interval", "0", "--ckpt-interval", "0", "--threads", "1"]
+
+    def train(self, n, out, args):
+        """Runs tapegpt train in n processes (n = 1: no mpirun); returns stdout."""
+        if n == 1:
+            cmd = [TAPEGPT, "train", *args, "--out", out]
+        else:
+            cmd = mpiutil.mpirun_cmd(MPIRUN, n, TAPEGPT, "train", *args, "--out", out)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=mpiutil.ENV)
+        self.assertEqual(p.returncode, 0, f"{' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
+        return p.stdout
+
+    def run_once(self, n, sharded, accum=2):
+        """A whole run of STEPS steps (once per configuration)."""
+        key = (n, sharded, accum)
+        if key not in self.runs:
+            out = os.path.join(self.tmp, f"run-{n}-{'sharded' if sharded else 'whole'}-{accum}")
+            self.train(n, out, [*self.flags(accum), *(["--shard-optimizer"] if sharded else [])])
+            self.runs[key] = out
+        return self.runs[key]
+
+    def assert_identical(self, a, b):
+        self.assertEqual(robutil.state_difference(robutil.checkpoint_state(os.path.join(a, "ckpt.h5")),
+                                                  robutil.checkpoint_state(os.path.join(b, "ckpt.h5"))), "")
+        self.assertEqual(mpiutil.train_rows(os.path.join(a, "metrics.jsonl")),
+                         mpiutil.train_rows(os.path.join(b, "metrics.jsonl")))
+
+    def test_two_ranks_sharded_equal_unsharded_bit_for_bit(self):
+        self.assert_identical(self.run_once(2, False), self.run_once(2, True))
+
+    def test_three_ranks_uneven_slices_equal_unsharded_bit_for_bit(self):
+        # The last slice is shorter than the others (total is no multiple of 3·16).
+        self.assert_identical(self.run_once(3, False, accum=3), self.run_once(3, True, accum=3))
+
+    def resume_across(self, first, then):
+        """STEPS/2 steps as `first`, resumed as `then` to STEPS; each is
+        (processes, sharded)."""
+        name = "-".join(f"{n}{'s' if s else 'w'}" for n, s in (first, then))
+        out = os.path.join(self.tmp, f"resume-{name}")
+        self.train(first[0], out, [*self.flags(steps=STEPS // 2), *(["--shard-optimizer"] if first[1] else [])])
+        ckpt = os.path.join(out, "ckpt.h5")
+        self.assertEqual(robutil.checkpoint_step(ckpt), STEPS // 2)
+        self.train(then[0], out, ["--resume", ckpt, "--max-steps", str(STEPS), "--threads", "1",
+                                  *(["--shard-optimizer"] if then[1] else [])])
+        return out
+
+    def test_sharded_resume_with_the_same_ranks_is_bit_exact(self):
+        self.assert_identical(self.run_once(2, True), self.resume_across((2, True), (2, True)))
+
+    def test_sharded_then_unsharded_with_the_same_ranks_is_bit_exact(self):
+        self.assert_identical(self.run_once(2, False), self.resume_across((2, True), (2, False)))
+
+    def test_sharded_checkpoint_resumes_in_one_process(self):
+        # Two ranks against one process: Note [Data parallelism]'s tolerance.
+        self.assertEqual(mpiutil.run_difference(self.run_once(1, False), self.resume_across((2, True), (1, False))), "")
+
+    def test_one_process_checkpoint_resumes_sharded(self):
+        self.assertEqual(mpiutil.run_difference(self.run_once(1, False), self.resume_across((1, False), (2, True))), "")
+
+    def test_help_says_off_by_default(self):
+        p = subprocess.run([TAPEGPT, "train", "--help"], capture_output=True, text=True, timeout=60)
+        text = " ".join(p.stdout.split())  # cxxopts wraps the help
+        self.assertIn("--shard-optimizer", text)
+        self.assertIn("off by default", text)
+
+
+if __name__ == "__main__":
+    TAPEGPT = os.path.abspath(sys.argv.pop(1))
+    MPIRUN = sys.argv.pop(1)
+    robutil.require_tools()
+    unittest.main(verbosity=2)

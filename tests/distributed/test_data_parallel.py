@@ -17,7 +17,10 @@ TAPEGPT = MPIRUN = None
 STEPS = 20
 
 
-class DataParallel(unittest.TestCase):
+class Runs(unittest.TestCase):
+    """Training runs in one or more processes, on one tiny prepared corpus
+    per class; test_shard_optimizer.py and test_netns.py build on it."""
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = testutil.class_temp_dir(cls, "tapegpt-mpi-")
@@ -44,6 +47,15 @@ class DataParallel(unittest.TestCase):
         self.assertEqual(p.returncode, 0, f"{' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
         return p.stdout
 
+    def assert_identical(self, a, b):
+        """The two runs' last checkpoints and training rows, bit for bit."""
+        self.assertEqual(robutil.state_difference(robutil.checkpoint_state(os.path.join(a, "ckpt.h5")),
+                                                  robutil.checkpoint_state(os.path.join(b, "ckpt.h5"))), "")
+        self.assertEqual(mpiutil.train_rows(os.path.join(a, "metrics.jsonl")),
+                         mpiutil.train_rows(os.path.join(b, "metrics.jsonl")))
+
+
+class DataParallel(Runs):
     def one_process(self, sampler, accum):
         """The one-process reference run (once per configuration)."""
         key = (sampler, accum)
@@ -116,11 +128,7 @@ class DataParallel(unittest.TestCase):
     def test_resume_with_the_same_ranks_is_bit_exact(self):
         whole = os.path.join(self.tmp, "two-whole")
         self.train(2, whole, self.flags("random", 2))
-        split = self.resume_across(2, 2)
-        self.assertEqual(robutil.state_difference(robutil.checkpoint_state(os.path.join(whole, "ckpt.h5")),
-                                                  robutil.checkpoint_state(os.path.join(split, "ckpt.h5"))), "")
-        self.assertEqual(mpiutil.train_rows(os.path.join(whole, "metrics.jsonl")),
-                         mpiutil.train_rows(os.path.join(split, "metrics.jsonl")))
+        self.assert_identical(whole, self.resume_across(2, 2))
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@
 # naming the rank, and the last checkpoint resumes exactly.
 """Run by CTest (as root) as: test_netns.py PATH/TO/tapegpt PATH/TO/mpirun"""
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -27,8 +26,9 @@ import no_skip  # noqa: E402
 STALL_TIMEOUT = ["--stall-timeout", "5"]
 
 
-class OverNamespaces(test_data_parallel.DataParallel):
-    """test_data_parallel's checks, with mpirun launching onto the hosts."""
+class OnHosts:
+    """Mixed into a test class: two test hosts for the whole class, removed
+    whatever happens, and any process a failed case left on them killed."""
 
     @classmethod
     def setUpClass(cls):
@@ -49,33 +49,21 @@ class OverNamespaces(test_data_parallel.DataParallel):
     def tearDown(self):
         self.hosts.kill_processes()  # none, unless a run failed
 
+
+class OverNamespaces(OnHosts, test_data_parallel.DataParallel):
+    """test_data_parallel's checks, with mpirun launching onto the hosts."""
+
     def mpirun(self, n, args, mca=()):
         self.assertEqual((n, mca), (2, ()), "the hosts run 2 ranks over TCP")
         return self.hosts.mpirun_cmd(test_data_parallel.MPIRUN, test_data_parallel.TAPEGPT, *args)
 
 
-class FaultsOverNamespaces(test_faults.Faults):
+class FaultsOverNamespaces(OnHosts, test_faults.Faults):
     """A dead link and a stopped rank, on the hosts."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.hosts = TestHosts(2).__enter__()
-        try:
-            super().setUpClass()
-        except BaseException:
-            cls.hosts.close()
-            raise
-
-    @classmethod
-    def tearDownClass(cls):
-        try:
-            super().tearDownClass()
-        finally:
-            cls.hosts.close()
-
     def tearDown(self):
-        self.hosts.kill_processes()  # what a failed case left behind
-        self.hosts.set_link(1, True)
+        super().tearDown()
+        self.hosts.set_link(1, True)  # a case may have taken it down
 
     def mpirun(self, *args):
         return self.hosts.mpirun_cmd(test_faults.MPIRUN, test_faults.TAPEGPT, "train", *args)

@@ -13,48 +13,21 @@ import unittest
 
 import mpiutil
 from mpiutil import robutil
-import testutil  # tests/support, on sys.path through robutil
+import test_data_parallel
 
 TAPEGPT = MPIRUN = None
 STEPS = 20
 
 
-class ShardOptimizer(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-zero-")
-        cls.data = robutil.prepare_tiny(TAPEGPT, cls.tmp)
-        cls.runs = {}
-
-    def flags(self, accum=2, steps=STEPS):
-        return ["--data", self.data, *robutil.TINY_MODEL, "--grad-accum", str(accum), "--sampler", "random",
-                "--dropout", "0.1", "--max-steps", str(steps), "--lr-decay-steps", str(STEPS),
-                "--eval-interval", "0", "--ckpt-interval", "0", "--threads", "1"]
-
-    def train(self, n, out, args):
-        """Runs tapegpt train in n processes (n = 1: no mpirun); returns stdout."""
-        if n == 1:
-            cmd = [TAPEGPT, "train", *args, "--out", out]
-        else:
-            cmd = mpiutil.mpirun_cmd(MPIRUN, n, TAPEGPT, "train", *args, "--out", out)
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=mpiutil.ENV)
-        self.assertEqual(p.returncode, 0, f"{' '.join(cmd)}\n{p.stdout}\n{p.stderr}")
-        return p.stdout
-
+class ShardOptimizer(test_data_parallel.Runs):
     def run_once(self, n, sharded, accum=2):
         """A whole run of STEPS steps (once per configuration)."""
         key = (n, sharded, accum)
         if key not in self.runs:
             out = os.path.join(self.tmp, f"run-{n}-{'sharded' if sharded else 'whole'}-{accum}")
-            self.train(n, out, [*self.flags(accum), *(["--shard-optimizer"] if sharded else [])])
+            self.train(n, out, [*self.flags("random", accum), *(["--shard-optimizer"] if sharded else [])])
             self.runs[key] = out
         return self.runs[key]
-
-    def assert_identical(self, a, b):
-        self.assertEqual(robutil.state_difference(robutil.checkpoint_state(os.path.join(a, "ckpt.h5")),
-                                                  robutil.checkpoint_state(os.path.join(b, "ckpt.h5"))), "")
-        self.assertEqual(mpiutil.train_rows(os.path.join(a, "metrics.jsonl")),
-                         mpiutil.train_rows(os.path.join(b, "metrics.jsonl")))
 
     def test_two_ranks_sharded_equal_unsharded_bit_for_bit(self):
         self.assert_identical(self.run_once(2, False), self.run_once(2, True))
@@ -68,7 +41,7 @@ class ShardOptimizer(unittest.TestCase):
         (processes, sharded)."""
         name = "-".join(f"{n}{'s' if s else 'w'}" for n, s in (first, then))
         out = os.path.join(self.tmp, f"resume-{name}")
-        self.train(first[0], out, [*self.flags(steps=STEPS // 2), *(["--shard-optimizer"] if first[1] else [])])
+        self.train(first[0], out, [*self.flags("random", 2, steps=STEPS // 2), *(["--shard-optimizer"] if first[1] else [])])
         ckpt = os.path.join(out, "ckpt.h5")
         self.assertEqual(robutil.checkpoint_step(ckpt), STEPS // 2)
         self.train(then[0], out, ["--resume", ckpt, "--max-steps", str(STEPS), "--threads", "1",
@@ -96,7 +69,7 @@ class ShardOptimizer(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    TAPEGPT = os.path.abspath(sys.argv.pop(1))
-    MPIRUN = sys.argv.pop(1)
+    TAPEGPT = test_data_parallel.TAPEGPT = os.path.abspath(sys.argv.pop(1))
+    MPIRUN = test_data_parallel.MPIRUN = sys.argv.pop(1)
     robutil.require_tools()
     unittest.main(verbosity=2)

@@ -35,31 +35,46 @@ void rope_angles(float* cs, float* sn, int64_t pos, int64_t i0, int64_t m, int64
   }
 }
 
+// Position t of every row: the q and k pairs of src rotated by their angle
+// into dst (forward: overwrites), or rotated back and added into dst
+// (backward: the transpose of [[cos, -sin], [sin, cos]]). In place
+// (dst == src, forward only) each x, y is read before its slot is written.
+template <bool kBackward>
+void rotate_position(float* dst, const float* src, int64_t t, int64_t B, int64_t T, int64_t C,
+                     int64_t NH, int64_t pos0) {
+  const int64_t HS = C / NH, half = HS / 2, C3 = 3 * C;
+  float cs[kChunk], sn[kChunk];
+  for (int64_t i0 = 0; i0 < half; i0 += kChunk) {
+    const int64_t m = std::min(kChunk, half - i0);
+    rope_angles(cs, sn, pos0 + t, i0, m, HS);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < 2 * NH; ++h) {  // q's heads, then k's (k starts at channel C)
+        const float* s = src + (b * T + t) * C3 + h * HS + i0;
+        float* d = dst + (b * T + t) * C3 + h * HS + i0;
+        for (int64_t j = 0; j < m; ++j) {
+          const float x = s[j], y = s[j + half];
+          if constexpr (kBackward) {
+            d[j] += x * cs[j] + y * sn[j];
+            d[j + half] += y * cs[j] - x * sn[j];
+          } else {
+            d[j] = x * cs[j] - y * sn[j];
+            d[j + half] = x * sn[j] + y * cs[j];
+          }
+        }
+      }
+  }
+}
+
 }  // namespace
 
 void rope_forward(float* out, const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
                   int64_t pos0) {
-  const int64_t HS = C / NH, half = HS / 2, C3 = 3 * C;
-  TG_CHECK(HS * NH == C && HS % 2 == 0);
+  TG_CHECK((C / NH) * NH == C && (C / NH) % 2 == 0);
+  const int64_t C3 = 3 * C;
 #pragma omp parallel for schedule(static) if (B * T * C > 16384)
   for (int64_t t = 0; t < T; ++t) {
-    float cs[kChunk], sn[kChunk];
-    for (int64_t i0 = 0; i0 < half; i0 += kChunk) {
-      const int64_t m = std::min(kChunk, half - i0);
-      rope_angles(cs, sn, pos0 + t, i0, m, HS);
-      for (int64_t b = 0; b < B; ++b)
-        for (int64_t h = 0; h < 2 * NH; ++h) {  // q's heads, then k's (k starts at channel C)
-          const float* src = qkv + (b * T + t) * C3 + h * HS + i0;
-          float* dst = out + (b * T + t) * C3 + h * HS + i0;
-          // In place dst == src: each x, y is read before its slot is written.
-          for (int64_t j = 0; j < m; ++j) {
-            const float x = src[j], y = src[j + half];
-            dst[j] = x * cs[j] - y * sn[j];
-            dst[j + half] = x * sn[j] + y * cs[j];
-          }
-        }
-    }
-    if (out != qkv)
+    rotate_position<false>(out, qkv, t, B, T, C, NH, pos0);
+    if (out != qkv)  // v unchanged
       for (int64_t b = 0; b < B; ++b)
         std::memcpy(out + (b * T + t) * C3 + 2 * C, qkv + (b * T + t) * C3 + 2 * C,
                     static_cast<size_t>(C) * sizeof(float));
@@ -68,27 +83,12 @@ void rope_forward(float* out, const float* qkv, int64_t B, int64_t T, int64_t C,
 
 void rope_backward(float* dqkv, const float* dout, int64_t B, int64_t T, int64_t C, int64_t NH,
                    int64_t pos0) {
-  const int64_t HS = C / NH, half = HS / 2, C3 = 3 * C;
-  TG_CHECK(HS * NH == C && HS % 2 == 0);
+  TG_CHECK((C / NH) * NH == C && (C / NH) % 2 == 0);
+  const int64_t C3 = 3 * C;
 #pragma omp parallel for schedule(static) if (B * T * C > 16384)
   for (int64_t t = 0; t < T; ++t) {
-    float cs[kChunk], sn[kChunk];
-    for (int64_t i0 = 0; i0 < half; i0 += kChunk) {
-      const int64_t m = std::min(kChunk, half - i0);
-      rope_angles(cs, sn, pos0 + t, i0, m, HS);
-      for (int64_t b = 0; b < B; ++b)
-        for (int64_t h = 0; h < 2 * NH; ++h) {
-          const float* d = dout + (b * T + t) * C3 + h * HS + i0;
-          float* dx = dqkv + (b * T + t) * C3 + h * HS + i0;
-          // The transpose of [[cos, -sin], [sin, cos]].
-          for (int64_t j = 0; j < m; ++j) {
-            const float gx = d[j], gy = d[j + half];
-            dx[j] += gx * cs[j] + gy * sn[j];
-            dx[j + half] += gy * cs[j] - gx * sn[j];
-          }
-        }
-    }
-    for (int64_t b = 0; b < B; ++b) {
+    rotate_position<true>(dqkv, dout, t, B, T, C, NH, pos0);
+    for (int64_t b = 0; b < B; ++b) {  // v's gradient passes through
       const float* d = dout + (b * T + t) * C3 + 2 * C;
       float* dv = dqkv + (b * T + t) * C3 + 2 * C;
       for (int64_t c = 0; c < C; ++c) dv[c] += d[c];

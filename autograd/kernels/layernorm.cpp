@@ -58,24 +58,11 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
     }
   }
   if (dbias) sum_rows_accumulate(dbias, dout, N, C);
-  if (dweight) {
-    // dweight[c] += Σ_n dout[n,c]·x̂[n,c]; column blocks per thread, rows in
-    // order (deterministic for any thread count; see sum_rows_accumulate).
-    constexpr int64_t kBlock = 64;
-    const int64_t n_blocks = (C + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (N * C > 16384)
-    for (int64_t blk = 0; blk < n_blocks; ++blk) {
-      const int64_t c0 = blk * kBlock, c1 = std::min(C, c0 + kBlock);
-      double acc[kBlock] = {};  // double, as sum_rows_accumulate
-      for (int64_t n = 0; n < N; ++n) {
-        const float* x = inp + n * C;
-        const float* d = dout + n * C;
-        const float m = mean[n], s = rstd[n];
-        for (int64_t c = c0; c < c1; ++c) acc[c - c0] += d[c] * ((x[c] - m) * s);
-      }
-      for (int64_t c = c0; c < c1; ++c) dweight[c] = static_cast<float>(dweight[c] + acc[c - c0]);
-    }
-  }
+  // dweight[c] += Σ_n dout[n,c]·x̂[n,c], x̂ in float as the forward's.
+  if (dweight)
+    column_sums_accumulate(dweight, N, C, [=](int64_t n, int64_t c) {
+      return static_cast<double>(dout[n * C + c] * ((inp[n * C + c] - mean[n]) * rstd[n]));
+    });
 }
 
 }  // namespace kernels

@@ -10,6 +10,23 @@ namespace kernels {
 // thread count.
 void sum_rows_accumulate(float* dst, const float* src, int64_t N, int64_t C);
 
+// dst[c] += Σ_n term(n, c) over N rows of width C, term a double, summed as
+// sum_rows_accumulate: threads own column blocks of 64, rows in order, so the
+// result is the same for any thread count. (A norm's weight gradient.)
+template <class Term>
+inline void column_sums_accumulate(float* dst, int64_t N, int64_t C, Term term) {
+  constexpr int64_t kBlock = 64;
+  const int64_t n_blocks = (C + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (N * C > 16384)
+  for (int64_t blk = 0; blk < n_blocks; ++blk) {
+    const int64_t c0 = blk * kBlock, c1 = C < c0 + kBlock ? C : c0 + kBlock;
+    double acc[kBlock] = {};
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = c0; c < c1; ++c) acc[c - c0] += term(n, c);
+    for (int64_t c = c0; c < c1; ++c) dst[c] = static_cast<float>(dst[c] + acc[c - c0]);
+  }
+}
+
 // Note [Lane reductions]
 // Σ_{i<n} term(i) in Lanes interleaved partial sums (lane l takes i ≡ l mod
 // Lanes, in order), added in lane order at the end; lane_max likewise. One

@@ -48,26 +48,13 @@ void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const floa
       }
     }
   }
-  if (dweight) {
-    // dweight[c] += Σ_n dout[n,c]·x̂[n,c]; column blocks per thread, rows in
-    // order (deterministic for any thread count, as layernorm_backward).
-    constexpr int64_t kBlock = 64;
-    const int64_t n_blocks = (C + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (N * C > 16384)
-    for (int64_t blk = 0; blk < n_blocks; ++blk) {
-      const int64_t c0 = blk * kBlock, c1 = std::min(C, c0 + kBlock);
-      double acc[kBlock] = {};
-      for (int64_t n = 0; n < N; ++n) {
-        const float* x = inp + n * C;
-        const float* d = dout + n * C;
-        const double s = rstd[n];
-        // dout·x·rstd in double: the only float-sized error is rstd's own rounding.
-        for (int64_t c = c0; c < c1; ++c)
-          acc[c - c0] += static_cast<double>(d[c]) * static_cast<double>(x[c]) * s;
-      }
-      for (int64_t c = c0; c < c1; ++c) dweight[c] = static_cast<float>(dweight[c] + acc[c - c0]);
-    }
-  }
+  // dweight[c] += Σ_n dout[n,c]·x̂[n,c], the product in double: the only
+  // float-sized error is rstd's own rounding.
+  if (dweight)
+    column_sums_accumulate(dweight, N, C, [=](int64_t n, int64_t c) {
+      return static_cast<double>(dout[n * C + c]) * static_cast<double>(inp[n * C + c]) *
+             static_cast<double>(rstd[n]);
+    });
 }
 
 }  // namespace kernels

@@ -145,8 +145,9 @@ MemoryPlan plan_memory(const Tape& tape) {
       else life[b].use2(q);
     }
   }
-  // A rerun reads its inputs' data again.
-  std::vector<std::vector<int32_t>> rerun(entries.size());
+  // A rerun reads its inputs' data again. Index `entries` (before backward
+  // starts) stays empty: a rerun precedes some entry's backward.
+  std::vector<std::vector<int32_t>> rerun(entries.size() + 1);
   for (size_t e = 0; e < entries.size(); ++e) {
     if (!plan.recomputed[e]) continue;
     rerun[static_cast<size_t>(rerun_at[e])].push_back(static_cast<int32_t>(e));
@@ -154,9 +155,7 @@ MemoryPlan plan_memory(const Tape& tape) {
     for (int32_t in : entries[e].inputs)
       if (in >= 0) life[static_cast<size_t>(tensors[static_cast<size_t>(in)].data)].use(q);
   }
-  std::vector<std::vector<int32_t>> rerun_lists(entries.size() + 1);
-  for (size_t e = 0; e < entries.size(); ++e) rerun_lists[e] = std::move(rerun[e]);
-  flatten(rerun_lists, plan.rerun_begin, plan.rerun);
+  flatten(rerun, plan.rerun_begin, plan.rerun);
   flatten(zero, plan.zero_begin, plan.zero);
 
   // Placement: largest first (then earliest born, then id: deterministic),

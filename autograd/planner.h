@@ -59,8 +59,8 @@ struct MemoryPlan {
   // is recomputed. For the tape dump and the planner's tests.
   std::vector<int64_t> first, last, first2, last2;
 
-  // Floats of each role live at the step's fullest moment would need no
-  // more than total_floats; this is how many the tape asked for in all.
+  // The floats every buffer would take with floats of its own (each
+  // rounded up to 64 bytes, as placed): what planning saves, for reports.
   int64_t unplanned_floats = 0;
 };
 

@@ -35,18 +35,14 @@ void Tape::clear() {
   tensors_.clear();
   buffers_.clear();
   blocks_.clear();
+  in_block_ = false;
   planning_next_ = kPlanningBase;
 }
 
-void Tape::set_eager() {
-  mode_ = TapeMode::Eager;
+void Tape::begin_planning() {
+  mode_ = TapeMode::Planning;
   plan_ = nullptr;
   base_ = nullptr;
-}
-
-void Tape::begin_planning() {
-  set_eager();
-  mode_ = TapeMode::Planning;
   clear();
 }
 
@@ -118,12 +114,14 @@ TapeEntry& Tape::push_entry(const Tensor& out, const EntryUses& uses) {
 }
 
 void Tape::begin_block(int64_t layer) {
-  TG_CHECK(blocks_.empty() || blocks_.back().end >= blocks_.back().begin);
+  TG_CHECK(!in_block_);  // blocks do not nest
+  in_block_ = true;
   blocks_.push_back({layer, entries_.size(), entries_.size()});
 }
 
 void Tape::end_block() {
-  TG_CHECK(!blocks_.empty());
+  TG_CHECK(in_block_);
+  in_block_ = false;
   blocks_.back().end = entries_.size();
 }
 

@@ -107,7 +107,6 @@ class Tape {
   // Capacity is kept across clear(), so recording allocates only on the
   // first step. The mode and plan stay.
   void clear();
-  void set_eager();
   void begin_planning();
   // `base` holds plan.total_floats floats; the plan must outlive its use.
   void use_plan(const MemoryPlan& plan, float* base);
@@ -168,6 +167,7 @@ class Tape {
   const MemoryPlan* plan_ = nullptr;
   float* base_ = nullptr;
   uintptr_t planning_next_ = 0;  // the next never-dereferenced address (Planning)
+  bool in_block_ = false;        // between begin_block and end_block
   std::vector<TapeEntry> entries_;
   std::vector<TapeTensor> tensors_;
   std::vector<TapeBuffer> buffers_;

@@ -13,6 +13,7 @@
 #include "autograd/ops.h"
 #include "autograd/planner.h"
 #include "support/gradcheck.h"
+#include "support/plan_checks.h"
 
 using autograd::OpContext;
 using autograd::Tensor;
@@ -26,27 +27,6 @@ struct Leaf {
     return autograd::tensor_view(data.data(), grad.data(), shape);
   }
 };
-
-// Every pair of buffers whose lives overlap lies in disjoint floats.
-bool lives_disjoint(const autograd::Tape& tape, const autograd::MemoryPlan& plan) {
-  const size_t n = tape.buffers().size();
-  auto overlap = [](int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
-    return a0 <= a1 && b0 <= b1 && a0 <= b1 && b0 <= a1;
-  };
-  for (size_t a = 0; a < n; ++a)
-    for (size_t b = a + 1; b < n; ++b) {
-      if (plan.alias[a] == static_cast<int32_t>(b) || plan.alias[b] == static_cast<int32_t>(a)) continue;
-      const bool alive_together =
-          overlap(plan.first[a], plan.last[a], plan.first[b], plan.last[b]) ||
-          overlap(plan.first[a], plan.last[a], plan.first2[b], plan.last2[b]) ||
-          overlap(plan.first2[a], plan.last2[a], plan.first[b], plan.last[b]) ||
-          overlap(plan.first2[a], plan.last2[a], plan.first2[b], plan.last2[b]);
-      const bool share = plan.offset[a] < plan.offset[b] + plan.floats[b] &&
-                         plan.offset[b] < plan.offset[a] + plan.floats[a];
-      if (alive_together && share) return false;
-    }
-  return true;
-}
 
 }  // namespace
 
@@ -89,7 +69,7 @@ TEST_CASE("a planned step gives the bits of an eager one", "[planner]") {
       tape.clear();
       tape.use_plan(plan, block.data());
       CHECK(plan.total_floats < plan.unplanned_floats);
-      CHECK(lives_disjoint(tape, plan));
+      CHECK(testing::clashing_buffer_pairs(tape, plan) == 0);
     }
     const Tensor loss = loss_of(OpContext(&arena, &tape));
     tape.backward(loss);

@@ -10,6 +10,7 @@
 
 #include "autograd/planner.h"
 #include "nn/model_fixture.h"
+#include "support/plan_checks.h"
 
 namespace {
 
@@ -75,23 +76,7 @@ TEST_CASE("the GPT's plan recomputes LayerNorm and GELU and keeps the rest", "[g
     over_data += plan.alias[static_cast<size_t>(t.grad)] == t.data;
   CHECK(over_data == 1);
   // Buffers alive at the same moment never share a float.
-  const size_t nb = tape.buffers().size();
-  auto overlap = [](int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
-    return a0 <= a1 && b0 <= b1 && a0 <= b1 && b0 <= a1;
-  };
-  int64_t clashes = 0;
-  for (size_t a = 0; a < nb; ++a)
-    for (size_t b = a + 1; b < nb; ++b) {
-      if (plan.alias[a] == static_cast<int32_t>(b) || plan.alias[b] == static_cast<int32_t>(a)) continue;
-      const bool together = overlap(plan.first[a], plan.last[a], plan.first[b], plan.last[b]) ||
-                            overlap(plan.first[a], plan.last[a], plan.first2[b], plan.last2[b]) ||
-                            overlap(plan.first2[a], plan.last2[a], plan.first[b], plan.last[b]) ||
-                            overlap(plan.first2[a], plan.last2[a], plan.first2[b], plan.last2[b]);
-      const bool share = plan.offset[a] < plan.offset[b] + plan.floats[b] &&
-                         plan.offset[b] < plan.offset[a] + plan.floats[a];
-      clashes += together && share;
-    }
-  CHECK(clashes == 0);
+  CHECK(testing::clashing_buffer_pairs(tape, plan) == 0);
   CHECK(plan.total_floats < plan.unplanned_floats / 2);
   // The plan is a function of the graph alone.
   const autograd::MemoryPlan again = nn::gpt_training_plan(m, 3, c.block_size);

@@ -53,13 +53,27 @@ struct Checkpoint {
   data::TokenizerSpec tokenizer;
 };
 
+// Where save_checkpoint reads the optimizer's two moments when not from the
+// store's m and v: a sharded run (train/optimizer_shard.h) gathers each
+// whole moment only as it is written, m and then v into the same buffer,
+// so the saving process never holds both at once.
+class MomentSource {
+ public:
+  virtual ~MomentSource() = default;
+  // The whole moment `which` (0: m, 1: v) in the store's flat layout, valid
+  // until the next call. save_checkpoint asks for m, then v, once each.
+  virtual const float* moment(int which) = 0;
+};
+
 // Writes `path` atomically: a temporary file beside it, flushed and fsynced,
 // then renamed over `path`, so a crash at any moment leaves either the old
-// file or the new one. Writes /optimizer moments only when with_optimizer.
+// file or the new one. Writes /optimizer moments only when with_optimizer,
+// from `moments` when given, else from store.m and store.v.
 // Throws tg::DataError with a one-line message on any failure, leaving an
 // existing `path` untouched and no temporary file behind.
 void save_checkpoint(const std::string& path, const Checkpoint& meta,
-                     const nn::ParameterStore& store, bool with_optimizer = true);
+                     const nn::ParameterStore& store, bool with_optimizer = true,
+                     MomentSource* moments = nullptr);
 
 struct Loaded {
   Checkpoint meta;

@@ -21,7 +21,7 @@ void require_no_nul(const std::string& value, const std::string& what) {
     throw tg::DataError(what + " contains a NUL byte, which an HDF5 string attribute cannot hold");
 }
 
-void check_savable(const Checkpoint& meta, const nn::ParameterStore& store, bool with_optimizer) {
+void check_savable(const Checkpoint& meta, const nn::ParameterStore& store, bool store_moments) {
   std::string err = nn::config_error(meta.config);
   if (err.empty()) err = tokenizer_error(meta.tokenizer, meta.config.vocab_size);
   if (err.empty()) err = flags_error(meta.train.flags);
@@ -36,7 +36,7 @@ void check_savable(const Checkpoint& meta, const nn::ParameterStore& store, bool
   // The store comes from parameter_store_create(meta.config): an internal
   // invariant, not user input.
   TG_CHECK(store.params.size() >= store.total);
-  if (with_optimizer) TG_CHECK(store.m.size() >= store.total && store.v.size() >= store.total);
+  if (store_moments) TG_CHECK(store.m.size() >= store.total && store.v.size() >= store.total);
 }
 
 void write_config(const Node& root, const nn::GPTConfig& c) {
@@ -61,7 +61,7 @@ void write_tensors(const Node& group, const nn::ParameterStore& store, const flo
 }
 
 void write_optimizer(const Node& root, const OptimizerState& o, const nn::ParameterStore& store,
-                     bool with_moments) {
+                     bool with_moments, MomentSource* moments) {
   Node g = create_group(root, layout::kOptimizer);
   write_int_attr(g, "step", o.step);
   write_double_attr(g, "lr", o.lr);
@@ -70,8 +70,8 @@ void write_optimizer(const Node& root, const OptimizerState& o, const nn::Parame
   write_double_attr(g, "eps", o.eps);
   write_double_attr(g, "weight_decay", o.weight_decay);
   if (!with_moments) return;
-  write_tensors(create_group(g, layout::kMoment1), store, store.m.data());
-  write_tensors(create_group(g, layout::kMoment2), store, store.v.data());
+  write_tensors(create_group(g, layout::kMoment1), store, moments ? moments->moment(0) : store.m.data());
+  write_tensors(create_group(g, layout::kMoment2), store, moments ? moments->moment(1) : store.v.data());
 }
 
 void write_train(const Node& root, const TrainState& t) {
@@ -113,7 +113,7 @@ void write_tokenizer(const Node& root, const data::TokenizerSpec& tok) {
 }
 
 void write_file(const std::string& file_path, const Checkpoint& meta,
-                const nn::ParameterStore& store, bool with_optimizer) {
+                const nn::ParameterStore& store, bool with_optimizer, MomentSource* moments) {
   // v1.8 structures and later: checksummed superblock and object headers
   // (Note [Checksummed metadata] in h5_read.cpp), readable by HDF5 >= 1.8.
   Handle fapl = checked(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "cannot create " + file_path);
@@ -127,7 +127,7 @@ void write_file(const std::string& file_path, const Checkpoint& meta,
     write_int_attr(root, "format_version", kFormatVersion);
     write_config(root, meta.config);
     write_tensors(create_group(root, layout::kModel), store, store.params.data());
-    write_optimizer(root, meta.optimizer, store, with_optimizer);
+    write_optimizer(root, meta.optimizer, store, with_optimizer, moments);
     write_train(root, meta.train);
     write_tokenizer(root, meta.tokenizer);
   }
@@ -140,12 +140,12 @@ void write_file(const std::string& file_path, const Checkpoint& meta,
 }  // namespace
 
 void save_checkpoint(const std::string& path, const Checkpoint& meta,
-                     const nn::ParameterStore& store, bool with_optimizer) {
+                     const nn::ParameterStore& store, bool with_optimizer, MomentSource* moments) {
   QuietErrors quiet;
   try {
-    check_savable(meta, store, with_optimizer);
+    check_savable(meta, store, with_optimizer && !moments);
     tg::TempFile temp(path);
-    write_file(temp.path(), meta, store, with_optimizer);
+    write_file(temp.path(), meta, store, with_optimizer, moments);
     temp.commit();
   } catch (const tg::DataError& e) {
     throw tg::DataError("checkpoint " + path + ": cannot save: " + e.what());

@@ -5,10 +5,12 @@
 
 namespace train {
 
-DataParallelReducer::DataParallelReducer(Distributed& dist, nn::ParameterStore& store, bool overlap)
+DataParallelReducer::DataParallelReducer(Distributed& dist, nn::ParameterStore& store, bool overlap,
+                                         int64_t shard_slice)
     : dist_(dist),
       overlap_(overlap),
-      buckets_(store),
+      shard_slice_(shard_slice),
+      buckets_(store, shard_slice),
       after_entry_([this, &store](size_t i) { buckets_.entry_done(i, dist_, store.grads.data()); }) {}
 
 const std::function<void(size_t)>* DataParallelReducer::during_last_backward(const autograd::Tape& tape) {
@@ -18,8 +20,14 @@ const std::function<void(size_t)>* DataParallelReducer::during_last_backward(con
 }
 
 void DataParallelReducer::reduce(nn::ParameterStore& store) {
-  if (overlap_) dist_.wait_sums();
-  else dist_.sum_in_place(store.grads.data(), store.total);
+  if (overlap_) {
+    dist_.wait_sums();
+  } else if (shard_slice_ > 0) {
+    dist_.start_reduce_scatter(store.grads.data(), 0, store.total, shard_slice_);
+    dist_.wait_sums();
+  } else {
+    dist_.sum_in_place(store.grads.data(), store.total);
+  }
 }
 
 double DataParallelReducer::reduce_loss(double local_loss_sum) {

@@ -19,7 +19,10 @@ class DataParallelReducer : public GradientReducer {
  public:
   // overlap: start each bucket's sum as soon as backward has finished it
   // (--no-overlap: one sum after the backward; the same result).
-  DataParallelReducer(Distributed& dist, nn::ParameterStore& store, bool overlap);
+  // shard_slice > 0: the optimizer state is sharded in slices of that many
+  // floats, so each rank receives only its slice's sum (a reduce-scatter;
+  // Note [Sharded optimizer state]).
+  DataParallelReducer(Distributed& dist, nn::ParameterStore& store, bool overlap, int64_t shard_slice = 0);
 
   bool runs_micro_batch(int64_t k, int64_t K) const override {
     return owns_micro_batch(k, K, dist_.rank(), dist_.size());
@@ -36,6 +39,7 @@ class DataParallelReducer : public GradientReducer {
  private:
   Distributed& dist_;
   bool overlap_;
+  int64_t shard_slice_;
   GradBuckets buckets_;
   std::function<void(size_t)> after_entry_;
   double local_loss_sum_ = 0.0;

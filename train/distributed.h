@@ -69,6 +69,12 @@ class Distributed {
   // x must stay untouched until wait_sums() returns.
   void start_sum(float* x, int64_t n);
   void progress();
+  // Sharded (Note [Sharded optimizer state]): sums x[begin, end) over the
+  // ranks, but each rank receives only the part inside its own slice
+  // [r·slice, (r+1)·slice), found at its place in x once wait_sums() has
+  // returned; the rest of the range is then undefined. Half the bytes of
+  // start_sum at two ranks: ring all-reduce = reduce-scatter + all-gather.
+  void start_reduce_scatter(float* x, int64_t begin, int64_t end, int64_t slice);
   void wait_sums();
   double sum(double v);
   // Note [Sharded optimizer state] in optimizer_shard.h: x[n] in slices of
@@ -78,6 +84,7 @@ class Distributed {
   // (full is read on rank 0 only; rank 0's own slice is copied there too).
   // The waits are added to reduce_seconds().
   void all_gather_slices(float* x, int64_t slice, int64_t n);
+  void all_gather_slices(double* x, int64_t slice, int64_t n);
   void gather_slices(const float* mine, float* full, int64_t slice, int64_t n);
   bool any(bool flag);
   int first_rank_with(bool flag);  // size() when no rank has it
@@ -99,6 +106,7 @@ class Distributed {
   struct Mpi;  // MPI handles: sums started and not yet waited for, the watch communicator
   std::unique_ptr<Mpi> mpi_handles_;
   void wait(void* requests, int n);  // MPI_Request[n], bounded (Note [Stall timeout])
+  void all_gather_slices(void* x, int64_t slice, int64_t n, bool doubles);
 };
 
 // Whether micro-batch k of K belongs to `rank` of `size` (size divides K).

@@ -54,6 +54,16 @@ struct Distributed::Mpi {
   std::vector<MPI_Request> requests;  // sums started and not yet waited for
   MPI_Comm watch = MPI_COMM_NULL;     // pings between waiting ranks (Note [Stall timeout])
   std::vector<int> counts, displs;    // per-rank slices (Note [Sharded optimizer state])
+  // Started reduce-scatters: each one's per-rank counts (MPI reads them
+  // until it completes) and where this rank's sum must move once it has.
+  struct Scatter {
+    std::vector<int> counts;
+    float* from = nullptr;  // MPI_IN_PLACE leaves this rank's sum at the range's start
+    float* to = nullptr;    // its own place in the buffer
+    int64_t n = 0;
+  };
+  std::vector<Scatter> scatters;
+  size_t scatters_started = 0;
 };
 
 Distributed::Distributed() : mpi_handles_(std::make_unique<Mpi>()) {
@@ -274,6 +284,27 @@ void Distributed::start_sum(float* x, int64_t n) {
   reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+void Distributed::start_reduce_scatter(float* x, int64_t begin, int64_t end, int64_t slice) {
+  if (!mpi_ || size_ == 1) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  Mpi& h = *mpi_handles_;
+  if (h.scatters_started == h.scatters.size()) h.scatters.emplace_back();  // only in the first step
+  Mpi::Scatter& s = h.scatters[h.scatters_started++];
+  s.counts.resize(static_cast<size_t>(size_));
+  for (int r = 0; r < size_; ++r) {  // rank r's part of [begin, end): its slice's overlap
+    const int64_t b = std::max(begin, r * slice), e = std::min(end, (r + 1) * slice);
+    TG_CHECK(e - b < (int64_t{1} << 31));
+    s.counts[r] = static_cast<int>(std::max<int64_t>(0, e - b));
+  }
+  s.from = x + begin;
+  s.to = x + std::max(begin, std::min(end, rank_ * slice));
+  s.n = s.counts[rank_];
+  h.requests.emplace_back();
+  MPI_Ireduce_scatter(MPI_IN_PLACE, x + begin, s.counts.data(), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                      &h.requests.back());
+  reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 void Distributed::progress() {
   if (mpi_handles_->requests.empty()) return;
   // Open MPI moves non-blocking collectives on only inside MPI calls.
@@ -287,6 +318,11 @@ void Distributed::wait_sums() {
   const auto t0 = std::chrono::steady_clock::now();
   wait(mpi_handles_->requests.data(), static_cast<int>(mpi_handles_->requests.size()));
   mpi_handles_->requests.clear();  // keeps its capacity: no allocation after the first step
+  for (size_t i = 0; i < mpi_handles_->scatters_started; ++i) {
+    const Mpi::Scatter& s = mpi_handles_->scatters[i];
+    if (s.n > 0 && s.from != s.to) std::memmove(s.to, s.from, static_cast<size_t>(s.n) * sizeof(float));
+  }
+  mpi_handles_->scatters_started = 0;
   reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
@@ -315,18 +351,21 @@ void slice_counts(int64_t slice, int64_t n, int size, std::vector<int>* counts, 
 
 }  // namespace
 
-void Distributed::all_gather_slices(float* x, int64_t slice, int64_t n) {
+void Distributed::all_gather_slices(void* x, int64_t slice, int64_t n, bool doubles) {
   if (!mpi_ || size_ == 1) return;
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<int>& counts = mpi_handles_->counts;
   std::vector<int>& displs = mpi_handles_->displs;
   slice_counts(slice, n, size_, &counts, &displs);  // no allocation after the first call
+  const MPI_Datatype type = doubles ? MPI_DOUBLE : MPI_FLOAT;
   MPI_Request request;
-  MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_FLOAT, x, counts.data(), displs.data(), MPI_FLOAT, MPI_COMM_WORLD,
-                  &request);
+  MPI_Iallgatherv(MPI_IN_PLACE, 0, type, x, counts.data(), displs.data(), type, MPI_COMM_WORLD, &request);
   wait(&request, 1);
   reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+void Distributed::all_gather_slices(float* x, int64_t slice, int64_t n) { all_gather_slices(x, slice, n, false); }
+void Distributed::all_gather_slices(double* x, int64_t slice, int64_t n) { all_gather_slices(x, slice, n, true); }
 
 void Distributed::gather_slices(const float* mine, float* full, int64_t slice, int64_t n) {
   std::vector<int>& counts = mpi_handles_->counts;

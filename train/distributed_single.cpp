@@ -20,9 +20,11 @@ int Distributed::run(const std::function<int()>& body) { return body(); }
 void Distributed::sum_in_place(float*, int64_t) {}
 void Distributed::start_sum(float*, int64_t) {}
 void Distributed::progress() {}
+void Distributed::start_reduce_scatter(float*, int64_t, int64_t, int64_t) {}
 void Distributed::wait_sums() {}
 double Distributed::sum(double v) { return v; }
 void Distributed::all_gather_slices(float*, int64_t, int64_t) {}
+void Distributed::all_gather_slices(double*, int64_t, int64_t) {}
 void Distributed::gather_slices(const float* mine, float* full, int64_t, int64_t n) {
   if (mine != full) std::memcpy(full, mine, static_cast<size_t>(n) * sizeof(float));
 }

@@ -5,7 +5,7 @@
 
 namespace train {
 
-GradBuckets::GradBuckets(const nn::ParameterStore& store) {
+GradBuckets::GradBuckets(const nn::ParameterStore& store, int64_t shard_slice) : shard_slice_(shard_slice) {
   std::map<int64_t, Bucket> by_block;  // -1 (outside the blocks) first
   for (const nn::ParamInfo& p : store.table) {
     std::vector<Range>& r = by_block[p.layer].ranges;
@@ -30,7 +30,10 @@ void GradBuckets::entry_done(size_t i, Distributed& dist, float* grads) {
   // the pass, so buckets no entry reads are sent then too.
   for (const Bucket& b : buckets_)
     if (b.ready_at == i)
-      for (const Range& r : b.ranges) dist.start_sum(grads + r.begin, r.end - r.begin);
+      for (const Range& r : b.ranges) {
+        if (shard_slice_ > 0) dist.start_reduce_scatter(grads, r.begin, r.end, shard_slice_);
+        else dist.start_sum(grads + r.begin, r.end - r.begin);
+      }
   dist.progress();
 }
 

@@ -28,7 +28,9 @@ namespace train {
 // is bit-identical to the blocking sum; `--no-overlap` keeps the latter.
 class GradBuckets {
  public:
-  explicit GradBuckets(const nn::ParameterStore& store);
+  // shard_slice > 0: each bucket is reduce-scattered to the ranks' slices
+  // of that many floats (Note [Sharded optimizer state]), else all-reduced.
+  explicit GradBuckets(const nn::ParameterStore& store, int64_t shard_slice = 0);
 
   // Before the backward pass: reads the tape's block marks for the entry
   // after which each bucket is final; a bucket of a block the tape did not
@@ -55,6 +57,7 @@ class GradBuckets {
     size_t ready_at = 0;        // tape index after which it is final
   };
   std::vector<Bucket> buckets_;  // the rest first, then block 0, 1, ...
+  int64_t shard_slice_ = 0;
 };
 
 }  // namespace train

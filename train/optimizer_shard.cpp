@@ -2,8 +2,8 @@
 #include "train/optimizer_shard.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
-#include <utility>
 
 #include "autograd/base/check.h"
 #include "autograd/kernels/kernels.h"
@@ -11,8 +11,9 @@
 namespace train {
 
 OptimizerShard::OptimizerShard(Distributed& dist, nn::ParameterStore& store) : dist_(dist) {
-  const int64_t N = dist.size();
-  shard_ = ((store.total + N - 1) / N + 15) / 16 * 16;
+  const int64_t N = dist.size(), chunk = kernels::sum_squares_chunk(store.total);
+  shard_ = ((store.total + N - 1) / N + chunk - 1) / chunk * chunk;
+  norm_partials_.resize(static_cast<size_t>((store.total + chunk - 1) / chunk));
   begin_ = std::min(store.total, dist.rank() * shard_);
   end_ = std::min(store.total, begin_ + shard_);
   m_.resize(end_ - begin_);
@@ -24,6 +25,17 @@ OptimizerShard::OptimizerShard(Distributed& dist, nn::ParameterStore& store) : d
   }
   store.m.resize(0);
   store.v.resize(0);
+}
+
+double OptimizerShard::grad_norm(const nn::ParameterStore& s) {
+  const int64_t chunk = kernels::sum_squares_chunk(s.total), per_rank = shard_ / chunk;
+  const int64_t n_chunks = static_cast<int64_t>(norm_partials_.size());
+  const int64_t first = std::min(n_chunks, dist_.rank() * per_rank), last = std::min(n_chunks, first + per_rank);
+  kernels::sum_squares_partials(norm_partials_.data() + first, s.grads.data(), s.total, first, last);
+  dist_.all_gather_slices(norm_partials_.data(), per_rank, n_chunks);
+  double total = 0.0;
+  for (double p : norm_partials_) total += p;  // chunk order, as kernels::sum_squares
+  return std::sqrt(total);
 }
 
 void OptimizerShard::update(nn::ParameterStore& s, const AdamWConfig& cfg, float lr, int64_t step,
@@ -45,25 +57,17 @@ void OptimizerShard::update(nn::ParameterStore& s, const AdamWConfig& cfg, float
   dist_.all_gather_slices(s.params.data(), shard_, s.total);
 }
 
-void OptimizerShard::gather_moments(nn::ParameterStore& store) {
-  if (dist_.root()) {
-    // Between steps every gradient is zero (the update left them so): rank 0
-    // lends its gradient buffer to m rather than allocate a third whole
-    // buffer, and release_moments gives it back, zeroed. The buffer moves
-    // by pointer, so the model's views of the gradients stay valid.
-    std::swap(store.m, store.grads);
-    store.v.resize(store.total);
-  }
-  dist_.gather_slices(m_.data(), store.m.data(), shard_, store.total);
-  dist_.gather_slices(v_.data(), store.v.data(), shard_, store.total);
+const float* OptimizerShard::gather_moment(nn::ParameterStore& store, int which) {
+  // Between steps every gradient is zero (the update left them so): rank 0
+  // gathers into its gradient buffer rather than allocate a whole one, and
+  // release_moments zeroes it again.
+  float* whole = dist_.root() ? store.grads.data() : nullptr;
+  dist_.gather_slices(which == 0 ? m_.data() : v_.data(), whole, shard_, store.total);
+  return whole;
 }
 
 void OptimizerShard::release_moments(nn::ParameterStore& store) {
-  if (!dist_.root()) return;
-  std::swap(store.m, store.grads);
-  store.grads.zero();
-  store.m.resize(0);
-  store.v.resize(0);
+  if (dist_.root()) store.grads.zero();
 }
 
 uint64_t OptimizerShard::moments_checksum() const {

@@ -63,7 +63,7 @@ StepResult TrainStep::run(BatchSource& batches, tg::Rng& rng, const AdamWConfig&
 
   // 6. Clip: the global norm decides the factor every gradient is scaled by.
   const auto t_opt = std::chrono::steady_clock::now();
-  r.grad_norm = grad_norm(store);
+  r.grad_norm = shard_ ? shard_->grad_norm(store) : grad_norm(store);
   if (!std::isfinite(r.loss) || !std::isfinite(r.grad_norm)) return r;  // diverged: weights untouched
   const float clip = clip_factor(adamw, r.grad_norm);
   // 7. AdamW over the flat buffers, reading each gradient times `clip`, and

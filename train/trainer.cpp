@@ -103,12 +103,13 @@ class Trainer {
         step_(model, StepShape{o.batch_size, model.config.block_size, o.grad_accum}),
         dist_(dist) {
     if (dist.size() > 1) {  // Note [Data parallelism]
-      data_parallel_ = std::make_unique<DataParallelReducer>(dist, model.store, o.overlap_allreduce);
-      step_.set_gradient_reducer(data_parallel_.get());
       if (o.shard_optimizer) {  // Note [Sharded optimizer state]
         shard_ = std::make_unique<OptimizerShard>(dist, model.store);
         step_.set_optimizer_shard(shard_.get());
       }
+      data_parallel_ = std::make_unique<DataParallelReducer>(dist, model.store, o.overlap_allreduce,
+                                                             shard_ ? shard_->shard_floats() : 0);
+      step_.set_gradient_reducer(data_parallel_.get());
     }
     if (!shard_ && model.store.m.size() < model.store.total) {  // --shard-optimizer in one process
       model.store.m.resize(model.store.total);
@@ -134,8 +135,9 @@ class Trainer {
  private:
   double train_step();
   double validate();
-  void save(const std::string& path, bool with_optimizer);
+  void save(const std::string& path, bool with_optimizer, checkpoints::MomentSource* moments = nullptr);
   void save_full();
+  void save_full_sharded();
   void verify_replicas();
   std::string divergence_advice() const;
   std::string ckpt_path() const { return o_.out_dir + "/ckpt.h5"; }
@@ -182,7 +184,7 @@ double Trainer::validate() {
   return evaluate_tokens(model_, source, eo, step_.arena()).mean_loss();
 }
 
-void Trainer::save(const std::string& path, bool with_optimizer) {
+void Trainer::save(const std::string& path, bool with_optimizer, checkpoints::MomentSource* moments) {
   if (!dist_.root()) return;  // rank 0 alone writes the run's files
   checkpoints::Checkpoint meta;
   meta.config = model_.config;
@@ -198,7 +200,7 @@ void Trainer::save(const std::string& path, bool with_optimizer) {
   meta.optimizer.eps = o_.adamw.eps;
   meta.optimizer.weight_decay = o_.adamw.weight_decay;
   meta.tokenizer = tokenizer_;
-  checkpoints::save_checkpoint(path, meta, model_.store, with_optimizer);
+  checkpoints::save_checkpoint(path, meta, model_.store, with_optimizer, moments);
 }
 
 // Note [Periodic checkpoints]: ckpt.h5 is saved first (atomically), so it is
@@ -208,7 +210,7 @@ void Trainer::save(const std::string& path, bool with_optimizer) {
 // point leaves ckpt.h5 complete and at least the N newest periodic files.
 void Trainer::save_full() {
   verify_replicas();
-  if (shard_) shard_->gather_moments(model_.store);  // rank 0 saves whole moments
+  if (shard_) return save_full_sharded();
   if (dist_.root()) {
     save(ckpt_path(), true);
     if (o_.keep > 0) {
@@ -218,7 +220,31 @@ void Trainer::save_full() {
       prune_periodic(o_.out_dir, o_.keep, state_.step);
     }
   }
-  if (shard_) shard_->release_moments(model_.store);
+}
+
+// The same with sharded moments (Note [Sharded optimizer state]): rank 0
+// gathers each whole moment as it writes it, and every other rank sends its
+// slice in the same two gathers, m then v, once for each file saved.
+void Trainer::save_full_sharded() {
+  struct Gathered : checkpoints::MomentSource {
+    OptimizerShard& shard;
+    nn::ParameterStore& store;
+    Gathered(OptimizerShard& sh, nn::ParameterStore& st) : shard(sh), store(st) {}
+    const float* moment(int which) override { return shard.gather_moment(store, which); }
+  } moments(*shard_, model_.store);
+  const auto save_or_send = [&](const std::string& path) {
+    if (dist_.root()) return save(path, true, &moments);
+    moments.moment(0);
+    moments.moment(1);
+  };
+  save_or_send(ckpt_path());
+  const std::string periodic = o_.out_dir + "/" + periodic_name(state_.step);
+  // Without hard links (some network or FAT filesystems) rank 0 saves it
+  // again, so every rank gathers again.
+  if (o_.keep > 0 && dist_.any(dist_.root() && !tg::link_atomically(ckpt_path(), periodic)))
+    save_or_send(periodic);
+  if (o_.keep > 0 && dist_.root()) prune_periodic(o_.out_dir, o_.keep, state_.step);
+  shard_->release_moments(model_.store);
 }
 
 // Every rank must hold the same weights and moments (Note [Data

@@ -141,7 +141,15 @@ void dropout_forward(float* out, const float* inp, float p, uint64_t seed, int64
 void dropout_backward(float* dinp, const float* dout, float p, uint64_t seed, int64_t n);
 
 // ---- optimizer and gradient utilities over flat buffers ---------------------
-// Σ x² accumulated in double over fixed 16K-element chunks in a fixed order.
+// Σ x² accumulated in double over chunks of sum_squares_chunk(n) elements
+// (at least 16K, at most kSumSquaresMaxChunks chunks), the chunks' partial
+// sums added in chunk order. sum_squares_partials writes the partials of
+// chunks [chunk_begin, chunk_end) of the n-element buffer x into partial[],
+// so ranks holding different chunks can add them up to the same bits
+// (Note [Sharded optimizer state] in train/optimizer_shard.h).
+constexpr int64_t kSumSquaresMaxChunks = 4096;
+int64_t sum_squares_chunk(int64_t n);
+void sum_squares_partials(double* partial, const float* x, int64_t n, int64_t chunk_begin, int64_t chunk_end);
 double sum_squares(const float* x, int64_t n);
 void scale_inplace(float* x, float s, int64_t n);
 // AdamW as PyTorch, fused with clipping and gradient zeroing so the whole

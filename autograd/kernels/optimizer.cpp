@@ -22,22 +22,29 @@ inline float mul_add(float a, float b, float c) {
 
 }  // namespace
 
-double sum_squares(const float* x, int64_t n) {
-  // Partial sums over chunks whose size depends only on n, added in chunk
-  // order: the same bits for any thread count, with no heap allocation.
+int64_t sum_squares_chunk(int64_t n) {
+  return std::max<int64_t>(16384, (n + kSumSquaresMaxChunks - 1) / kSumSquaresMaxChunks);
+}
+
+void sum_squares_partials(double* partial, const float* x, int64_t n, int64_t chunk_begin, int64_t chunk_end) {
   // Inside a chunk, 16 lanes (Note [Lane reductions] in reduce.h): one
   // running double sum took 60 ms on GPT-2 small's 124 M gradients.
-  constexpr int64_t kMaxChunks = 4096;
-  const int64_t chunk = std::max<int64_t>(16384, (n + kMaxChunks - 1) / kMaxChunks);
-  const int64_t n_chunks = (n + chunk - 1) / chunk;
-  double partial[kMaxChunks];
-#pragma omp parallel for schedule(static) if (n_chunks > 1)
-  for (int64_t k = 0; k < n_chunks; ++k) {
+  const int64_t chunk = sum_squares_chunk(n);
+#pragma omp parallel for schedule(static) if (chunk_end - chunk_begin > 1)
+  for (int64_t k = chunk_begin; k < chunk_end; ++k) {
     const int64_t i0 = k * chunk, i1 = std::min(n, i0 + chunk);
-    partial[k] = lane_sum<16, double>(i1 - i0, [x, i0](int64_t i) {
+    partial[k - chunk_begin] = lane_sum<16, double>(i1 - i0, [x, i0](int64_t i) {
       return static_cast<double>(x[i0 + i]) * x[i0 + i];
     });
   }
+}
+
+double sum_squares(const float* x, int64_t n) {
+  // Partial sums over chunks whose size depends only on n, added in chunk
+  // order: the same bits for any thread count, with no heap allocation.
+  const int64_t n_chunks = (n + sum_squares_chunk(n) - 1) / sum_squares_chunk(n);
+  double partial[kSumSquaresMaxChunks];
+  sum_squares_partials(partial, x, n, 0, n_chunks);
   double total = 0.0;
   for (int64_t k = 0; k < n_chunks; ++k) total += partial[k];
   return total;

@@ -442,6 +442,24 @@ TEST_CASE("sum_squares is exact enough and independent of chunking", "[kernels]"
   }
 }
 
+TEST_CASE("sum_squares is its chunks' partials added in order, whoever computes which chunks", "[kernels]") {
+  // What the sharded optimizer relies on: ranks compute the partials of
+  // their own chunks, then add all of them in chunk order.
+  tg::Rng rng(23);
+  for (int64_t n : {int64_t{40000}, int64_t{5000000}}) {
+    FVec x = to_float(testing::float_exact_vector<double>(n, rng));
+    const int64_t chunk = kernels::sum_squares_chunk(n), n_chunks = (n + chunk - 1) / chunk;
+    CHECK(n_chunks > 2);
+    std::vector<double> partial(static_cast<size_t>(n_chunks));
+    const int64_t cut = n_chunks / 3;  // two "ranks": [0, cut) and [cut, n_chunks)
+    kernels::sum_squares_partials(partial.data(), x.data(), n, 0, cut);
+    kernels::sum_squares_partials(partial.data() + cut, x.data(), n, cut, n_chunks);
+    double total = 0.0;
+    for (double p : partial) total += p;
+    CHECK(total == kernels::sum_squares(x.data(), n));  // bit for bit
+  }
+}
+
 TEST_CASE("dropout keeps about 1-p, scales by 1/(1-p), and backward uses the same mask", "[kernels]") {
   const int64_t n = 100000;
   const float p = 0.3f;

@@ -81,14 +81,14 @@ struct OpContext {
   OpContext(Arena* a, Tape* t) : arena(a), tape(t) {}
 };
 
-// Marks the entries recorded during its life as one block of the model
-// (TapeBlock in tape.h), for whoever needs to know where a block's
-// parameters are last read in backward (the MPI gradient buckets). Nothing
-// without a tape.
+// Marks the entries recorded during its life as one part of one block of
+// the model (TapeBlock in tape.h), for whoever needs to know where the
+// part's parameters are last read in backward (the MPI gradient buckets).
+// Nothing without a tape.
 class BlockMark {
  public:
-  BlockMark(const OpContext& ctx, int64_t layer) : tape_(ctx.tape) {
-    if (tape_) tape_->begin_block(layer);
+  BlockMark(const OpContext& ctx, int64_t layer, int part = 0) : tape_(ctx.tape) {
+    if (tape_) tape_->begin_block(layer, part);
   }
   ~BlockMark() {
     if (tape_) tape_->end_block();

@@ -113,10 +113,10 @@ TapeEntry& Tape::push_entry(const Tensor& out, const EntryUses& uses) {
   return e;
 }
 
-void Tape::begin_block(int64_t layer) {
+void Tape::begin_block(int64_t layer, int part) {
   TG_CHECK(!in_block_);  // blocks do not nest
   in_block_ = true;
-  blocks_.push_back({layer, entries_.size(), entries_.size()});
+  blocks_.push_back({layer, part, entries_.size(), entries_.size()});
 }
 
 void Tape::end_block() {

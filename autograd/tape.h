@@ -75,10 +75,12 @@ struct TapeEntry {
   alignas(std::max_align_t) unsigned char record[kRecordBytes];
 };
 
-// Entries [begin, end) of one block of the model, as the model marked them
-// (BlockMark in ops.h): the MPI gradient buckets read these.
+// Entries [begin, end) of one part of one block of the model, as the model
+// marked them (BlockMark in ops.h): the MPI gradient buckets read these.
+// What layer and part mean is the model's (Note [Block parts] in nn/params.h).
 struct TapeBlock {
   int64_t layer = 0;
+  int part = 0;
   size_t begin = 0, end = 0;
 };
 
@@ -132,7 +134,7 @@ class Tape {
     new (e.record) Record(r);
   }
 
-  void begin_block(int64_t layer);
+  void begin_block(int64_t layer, int part = 0);
   void end_block();
 
   size_t size() const { return entries_.size(); }

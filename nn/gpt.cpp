@@ -134,23 +134,27 @@ Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64
   x = autograd::dropout(ctx, x, p, next_seed());
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const BlockWeights& b = m.blocks[static_cast<size_t>(l)];
-    const autograd::BlockMark block(ctx, l);
-    // x = x + attn(ln_1(x))
-    Tensor h = norm(ctx, c, x, b.ln_1_weight, b.ln_1_bias);
-    h = autograd::linear(ctx, h, b.c_attn_weight, b.c_attn_bias);
-    if (c.pos_encoding == PosEncoding::Rope) h = autograd::rope(ctx, h, c.n_head);
-    h = autograd::attention(ctx, h, c.n_head, p, tg::splitmix64(attn_site), probs_of(l));
-    h = autograd::linear(ctx, h, b.attn_proj_weight, b.attn_proj_bias);
-    h = autograd::dropout(ctx, h, p, next_seed());
-    x = autograd::add(ctx, x, h);
-    // x = x + mlp(ln_2(x)), mlp = c_proj(act(c_fc(·)))
-    h = norm(ctx, c, x, b.ln_2_weight, b.ln_2_bias);
-    h = autograd::linear(ctx, h, b.c_fc_weight, b.c_fc_bias);
-    h = activation(ctx, c, h);
-    h = autograd::linear(ctx, h, b.mlp_proj_weight, b.mlp_proj_bias);
-    h = autograd::dropout(ctx, h, p, next_seed());
-    x = autograd::add(ctx, x, h);
+    {  // x = x + attn(ln_1(x))
+      const autograd::BlockMark attention_half(ctx, l, 0);  // Note [Block parts]
+      Tensor h = norm(ctx, c, x, b.ln_1_weight, b.ln_1_bias);
+      h = autograd::linear(ctx, h, b.c_attn_weight, b.c_attn_bias);
+      if (c.pos_encoding == PosEncoding::Rope) h = autograd::rope(ctx, h, c.n_head);
+      h = autograd::attention(ctx, h, c.n_head, p, tg::splitmix64(attn_site), probs_of(l));
+      h = autograd::linear(ctx, h, b.attn_proj_weight, b.attn_proj_bias);
+      h = autograd::dropout(ctx, h, p, next_seed());
+      x = autograd::add(ctx, x, h);
+    }
+    {  // x = x + mlp(ln_2(x)), mlp = c_proj(act(c_fc(·)))
+      const autograd::BlockMark mlp_half(ctx, l, 1);
+      Tensor h = norm(ctx, c, x, b.ln_2_weight, b.ln_2_bias);
+      h = autograd::linear(ctx, h, b.c_fc_weight, b.c_fc_bias);
+      h = activation(ctx, c, h);
+      h = autograd::linear(ctx, h, b.mlp_proj_weight, b.mlp_proj_bias);
+      h = autograd::dropout(ctx, h, p, next_seed());
+      x = autograd::add(ctx, x, h);
+    }
   }
+  const autograd::BlockMark head(ctx, -1, 1);
   x = norm(ctx, c, x, m.ln_f_weight, m.ln_f_bias);
   return autograd::linear(ctx, x, m.lm_head, Tensor{});
 }

@@ -10,6 +10,17 @@ bool is_block_linear_weight(ParamRole role) {
          role == ParamRole::MlpUpWeight || role == ParamRole::MlpDownWeight;
 }
 
+int param_part(ParamRole role) {
+  switch (role) {
+    case ParamRole::MlpNormWeight: case ParamRole::MlpNormBias: case ParamRole::MlpUpWeight:
+    case ParamRole::MlpUpBias: case ParamRole::MlpDownWeight: case ParamRole::MlpDownBias:
+    case ParamRole::FinalNormWeight: case ParamRole::FinalNormBias: case ParamRole::OutputHead:
+      return 1;
+    default:
+      return 0;
+  }
+}
+
 bool is_layernorm_weight(ParamRole role) {
   return role == ParamRole::AttnNormWeight || role == ParamRole::MlpNormWeight ||
          role == ParamRole::FinalNormWeight;

@@ -33,6 +33,15 @@ enum class ParamRole {
   OutputHead,                      // lm_head.weight [V, C], untied only
 };
 
+// Note [Block parts]: the model marks on the tape (autograd::BlockMark) the
+// entries of each block's attention half (layer l, part 0: ln_1 … the first
+// residual add) and MLP half (layer l, part 1), and of the head (layer -1,
+// part 1: ln_f and lm_head); the embeddings (layer -1, part 0) are unmarked,
+// entry 0. param_part says which part a parameter belongs to, so the MPI
+// gradient buckets (train/grad_buckets.h) know after which entry of the
+// backward each parameter's gradient is final.
+int param_part(ParamRole role);
+
 // A block's linear-layer weight [out, in]: c_attn, attn.c_proj, c_fc, mlp.c_proj.
 bool is_block_linear_weight(ParamRole role);
 // A normalisation's gain, LayerNorm's or RMSNorm's: ln_1, ln_2, ln_f.

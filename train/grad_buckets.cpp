@@ -6,23 +6,27 @@
 namespace train {
 
 GradBuckets::GradBuckets(const nn::ParameterStore& store, int64_t shard_slice) : shard_slice_(shard_slice) {
-  std::map<int64_t, Bucket> by_block;  // -1 (outside the blocks) first
+  std::map<std::pair<int64_t, int>, Bucket> by_part;  // (layer, part): the embeddings (-1, 0) first
   for (const nn::ParamInfo& p : store.table) {
-    std::vector<Range>& r = by_block[p.layer].ranges;
+    Bucket& b = by_part[{p.layer, nn::param_part(p.role)}];
+    b.layer = p.layer;
+    b.part = nn::param_part(p.role);
+    std::vector<Range>& r = b.ranges;
     if (!r.empty() && r.back().end == p.offset) r.back().end += p.numel;  // merge neighbours
     else r.push_back({p.offset, p.offset + p.numel});
   }
-  for (auto& kv : by_block) buckets_.push_back(std::move(kv.second));
+  for (auto& kv : by_part) buckets_.push_back(std::move(kv.second));
 }
 
 void GradBuckets::plan(const autograd::Tape& tape) {
-  // Bucket 1+l holds block l's parameters: final once the first entry of
-  // block l (as the model marked it) has run its backward. Entry 0 ends the
-  // pass, which sends the rest (embeddings, ln_f, the head).
-  for (Bucket& b : buckets_) b.ready_at = 0;
-  for (const autograd::TapeBlock& block : tape.blocks())
-    if (block.layer >= 0 && static_cast<size_t>(block.layer) + 1 < buckets_.size() && block.end > block.begin)
-      buckets_[static_cast<size_t>(block.layer) + 1].ready_at = block.begin;
+  // A part's parameters are final once the first entry of that part (as
+  // the model marked it) has run its backward. Entry 0 ends the pass, which
+  // sends the embeddings, and any part the tape did not mark.
+  for (Bucket& b : buckets_) {
+    b.ready_at = 0;
+    for (const autograd::TapeBlock& block : tape.blocks())
+      if (block.layer == b.layer && block.part == b.part && block.end > block.begin) b.ready_at = block.begin;
+  }
 }
 
 void GradBuckets::entry_done(size_t i, Distributed& dist, float* grads) {

@@ -15,17 +15,20 @@ namespace train {
 
 // Note [All-reduce overlap]: on each rank's last micro-batch of a step, the
 // backward pass walks the tape from the loss back to the embeddings, so block
-// L-1's gradients are final long before block 0's. A bucket (block L's
-// tensors, or the rest: embeddings, final LayerNorm, untied lm_head) is final
-// once the backward has run the earliest tape entry that reads one of its
-// tensors: the first entry of block L, as the model marked the block on the
-// tape (autograd::BlockMark, TapeBlock), and the embedding (entry 0) for the
-// rest. Its sum
-// across ranks (MPI_Iallreduce) starts right then, while the
-// backward goes on with the blocks below, and the optimizer waits for all of
-// them (Distributed::wait_sums). Last computed, first sent, as PyTorch DDP
-// and llm.c do. With two ranks each element is a + b either way, so the run
-// is bit-identical to the blocking sum; `--no-overlap` keeps the latter.
+// L-1's gradients are final long before block 0's. A bucket holds the
+// tensors of one part of the model (Note [Block parts] in nn/params.h): each
+// block's attention half and MLP half, the head (ln_f, an untied lm_head),
+// and the embeddings (wte, tied to lm_head, and wpe). It is final once the
+// backward has run the first tape entry of its part, as the model marked it
+// on the tape (autograd::BlockMark, TapeBlock), and the embeddings' at entry
+// 0. Its sum across ranks (MPI_Iallreduce) starts right then, while the
+// backward goes on below, and the optimizer waits for all of them
+// (Distributed::wait_sums). Last computed, first sent, as PyTorch DDP and
+// llm.c do. Half blocks, not whole ones: what is still unsent when the
+// backward ends is exposed, and block 0's MLP half is final before its
+// attention half has run. With two ranks each element is a + b either way,
+// so the run is bit-identical to the blocking sum; `--no-overlap` keeps the
+// latter.
 class GradBuckets {
  public:
   // shard_slice > 0: each bucket is reduce-scattered to the ranks' slices
@@ -53,10 +56,12 @@ class GradBuckets {
     int64_t begin, end;  // elements of the flat gradient buffer
   };
   struct Bucket {
+    int64_t layer = -1;         // Note [Block parts] in nn/params.h
+    int part = 0;
     std::vector<Range> ranges;  // contiguous runs of its tensors
     size_t ready_at = 0;        // tape index after which it is final
   };
-  std::vector<Bucket> buckets_;  // the rest first, then block 0, 1, ...
+  std::vector<Bucket> buckets_;  // by (layer, part): embeddings, head, block 0's halves, 1's, ...
   int64_t shard_slice_ = 0;
 };
 

@@ -39,23 +39,33 @@ TEST_CASE("one block records its ops in the seed's order", "[gpt][tape]") {
     c.dropout = dropout;
     const nn::GPT m = testing::tiny_model(c);
     const autograd::Tape tape = planning_tape(m, 2, c.block_size);
-    REQUIRE(tape.blocks().size() == static_cast<size_t>(c.n_layer));
-    const std::vector<std::string> expected =
-        dropout > 0 ? std::vector<std::string>{"layernorm", "linear", "attention", "linear", "dropout", "add",
-                                               "layernorm", "linear", "gelu", "linear", "dropout", "add"}
-                    : std::vector<std::string>{"layernorm", "linear", "attention", "linear", "add",
-                                               "layernorm", "linear", "gelu", "linear", "add"};
-    for (size_t l = 0; l < tape.blocks().size(); ++l) {
-      CHECK(tape.blocks()[l].layer == static_cast<int64_t>(l));
-      CHECK(block_ops(tape, l) == expected);
+    // Note [Block parts]: each block's attention half, its MLP half, then the head.
+    REQUIRE(tape.blocks().size() == static_cast<size_t>(2 * c.n_layer + 1));
+    const std::vector<std::string> attention_half =
+        dropout > 0 ? std::vector<std::string>{"layernorm", "linear", "attention", "linear", "dropout", "add"}
+                    : std::vector<std::string>{"layernorm", "linear", "attention", "linear", "add"};
+    const std::vector<std::string> mlp_half =
+        dropout > 0 ? std::vector<std::string>{"layernorm", "linear", "gelu", "linear", "dropout", "add"}
+                    : std::vector<std::string>{"layernorm", "linear", "gelu", "linear", "add"};
+    for (size_t l = 0; l < static_cast<size_t>(c.n_layer); ++l) {
+      for (int part : {0, 1}) {
+        const size_t i = 2 * l + static_cast<size_t>(part);
+        CHECK(tape.blocks()[i].layer == static_cast<int64_t>(l));
+        CHECK(tape.blocks()[i].part == part);
+        CHECK(block_ops(tape, i) == (part == 0 ? attention_half : mlp_half));
+        if (i > 0) CHECK(tape.blocks()[i].begin == tape.blocks()[i - 1].end);  // nothing between halves
+      }
     }
-    // Around the blocks: embedding (+ dropout) before, ln_f, lm_head and the loss after.
+    // Around the blocks: embedding (+ dropout) before; after, the head (ln_f,
+    // lm_head) marked as layer -1, part 1, and the loss.
     CHECK(std::string(tape.op_name(0)) == "embedding");
     CHECK(tape.blocks()[0].begin == (dropout > 0 ? 2u : 1u));
     const size_t n = tape.size();
-    CHECK(tape.blocks().back().end == n - 3);
-    CHECK(std::string(tape.op_name(n - 3)) == "layernorm");
-    CHECK(std::string(tape.op_name(n - 2)) == "linear");
+    const autograd::TapeBlock& head = tape.blocks().back();
+    CHECK((head.layer == -1 && head.part == 1));
+    CHECK(head.begin == n - 3);
+    CHECK(head.end == n - 1);
+    CHECK(block_ops(tape, tape.blocks().size() - 1) == std::vector<std::string>{"layernorm", "linear"});
     CHECK(std::string(tape.op_name(n - 1)) == "cross_entropy");
   }
 }

@@ -4,10 +4,11 @@
 # as between machines) at several link rates, with and without the
 # overlapped all-reduce and the sharded optimizer, on the demo model and on
 # GPT-2 small. Prints, per run: global tokens/s, the median step and
-# communication wait, the compute time, the gradient traffic's achieved bus
-# bandwidth, how much of the transfer the overlap hid, and each rank's peak
-# RSS. Run by scripts/bench_mpi.sh (as root: namespaces need it).
-"""Environment: MODELS ("demo gpt2"), RATES ("1 5 10", Gbit/s), STEPS, MODES, TAPEGPT."""
+# communication wait, the compute time, how much of the transfer the overlap
+# hid, and each rank's peak RSS; per link rate, a bare MPI all-reduce of the
+# gradients' size (scripts/allreduce_rate.py) and its bus bandwidth. Run by
+# scripts/bench_mpi.sh (as root: namespaces need it).
+"""Environment: MODELS ("demo gpt2"), RATES (Gbit/s; default per model), STEPS, MODES, TAPEGPT."""
 import json
 import os
 import re
@@ -64,6 +65,15 @@ def gradient_bytes(stdout):
     return float(m.group(1)) * 2**20 if m else float("nan")
 
 
+def bare_allreduce_s(hosts, floats):
+    """Median seconds of a bare all-reduce of `floats` float32s between the hosts."""
+    cmd = hosts.mpirun_cmd(MPIRUN, sys.executable, os.path.join(REPO, "scripts", "allreduce_rate.py"), str(floats))
+    p = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=600)
+    if p.returncode != 0:
+        sys.exit(f"bench_mpi: {' '.join(cmd)} failed:\n{p.stderr[-2000:]}")
+    return float(p.stdout.split()[-1])
+
+
 def run(hosts, work, model, rate, mode, steps):
     tokenizer, flags = MODELS[model]
     out = os.path.join(work, f"run-{model}-{rate}-{mode}")
@@ -93,7 +103,8 @@ def main():
     if why:
         sys.exit(f"bench_mpi: cannot make test hosts here: {why}")
     models = os.environ.get("MODELS", "demo gpt2").split()
-    rates = os.environ.get("RATES", "1 5 10").split()
+    # Per model: the demo's compute and communication are about equal near 0.4 Gbit/s.
+    default_rates = {"demo": "0.4 1 5 10", "gpt2": "1 5 10"}
     modes = os.environ.get("MODES", " ".join(MODES)).split()
     steps = int(os.environ.get("STEPS", "12"))
     commit = subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
@@ -101,27 +112,29 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"commit {commit}; {cpu}, {os.cpu_count()} cores; 2 ranks on 2 test hosts, 1 thread each; "
           f"{steps} steps, medians of steps {SKIP + 1}..{steps}")
-    print("bus bandwidth: 2(N-1)/N x gradient bytes / communication wait, from the no-overlap runs "
-          "(there the wait is the whole transfer); hidden: 1 - wait(overlap) / wait(no-overlap)")
-    print("| model | Gbit/s | mode | tokens/s | step ms | comm wait ms | compute ms | bus GB/s | hidden | "
-          "peak RSS rank 0 / 1 MiB |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("comm wait: the step's wait for the gradient sum (and, sharded, the weights' all-gather); compute: "
+          "step - wait; bare all-reduce: MPI alone summing the gradients' bytes over the link, after a barrier; "
+          "bus bandwidth: 2(N-1)/N x gradient bytes / bare all-reduce; hidden: 1 - wait / bare all-reduce")
+    print("| model | Gbit/s | mode | tokens/s | step ms | comm wait ms | compute ms | bare all-reduce ms | "
+          "bus Gbit/s | hidden | peak RSS rank 0 / 1 MiB |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     work = tempfile.mkdtemp(prefix="tapegpt-bench-mpi-")
     try:
         for model in models:
-            for rate in rates:
+            for rate in os.environ.get("RATES", default_rates[model]).split():
                 # tbf's burst must hold a timer tick of the rate (about 10 ms here), or it caps the rate lower.
                 burst = f"{max(256, int(float(rate) * 1e9 / 8 / 100 / 1024))}kb"
                 with netns.TestHosts(2, rate=f"{rate}gbit", burst=burst) as hosts:
                     results = {mode: run(hosts, work, model, rate, mode, steps) for mode in modes}
+                    grad_bytes = next(iter(results.values()))["grad_bytes"]
+                    bare = bare_allreduce_s(hosts, int(grad_bytes // 4))
+                bus = 2 * (2 - 1) / 2 * grad_bytes * 8 / bare / 1e9  # N = 2
                 for mode, r in results.items():
-                    base = results.get(mode.replace("overlap", "no-overlap", 1)) if mode.startswith("overlap") else None
                     compute = r["step_s"] - r["wait_s"]
-                    bus = r["grad_bytes"] / r["wait_s"] / 1e9 if mode.startswith("no-overlap") and r["wait_s"] > 0 else None
-                    hidden = 1 - r["wait_s"] / base["wait_s"] if base and base["wait_s"] > 0 else None
+                    hidden = max(0.0, 1 - r["wait_s"] / bare) if mode.startswith("overlap") else None
                     print(f"| {model} | {rate} | {mode} | {r['tokens_per_s']:,.0f} | {r['step_s'] * 1e3:,.0f} | "
-                          f"{r['wait_s'] * 1e3:,.0f} | {compute * 1e3:,.0f} | "
-                          f"{'' if bus is None else f'{bus:.2f}'} | {'' if hidden is None else f'{hidden:.0%}'} | "
+                          f"{r['wait_s'] * 1e3:,.0f} | {compute * 1e3:,.0f} | {bare * 1e3:,.0f} | {bus:.2f} | "
+                          f"{'' if hidden is None else f'{hidden:.0%}'} | "
                           f"{r['rss_mib'][0]:,.0f} / {r['rss_mib'][1]:,.0f} |", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -8,4 +8,5 @@
 #   MODELS=demo RATES="1 10" STEPS=20 TAPEGPT=build/tapegpt bash scripts/bench_mpi.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+TAPEGPT_WITH_BENCH=1 scripts/setup.sh >/dev/null
 exec /usr/bin/python3 scripts/bench_mpi.py

@@ -25,6 +25,11 @@ if [[ "${TAPEGPT_WITH_TORCH:-0}" == 1 ]]; then
   # headless Chromium renders index.html (tests/train/test_attention_*.py).
   PACKAGES+=(libxml2-utils chromium)
 fi
+# scripts/bench_mpi.sh times a bare MPI all-reduce of the gradients' size
+# with mpi4py (MPI's own rate over a test link): only with TAPEGPT_WITH_BENCH=1.
+if [[ "${TAPEGPT_WITH_BENCH:-0}" == 1 ]]; then
+  PACKAGES+=(python3-mpi4py python3-numpy)
+fi
 # Fuzzing and ThreadSanitizer builds (scripts/fuzz.sh, scripts/tsan.sh) use
 # clang with its runtime and OpenMP library: only with TAPEGPT_WITH_CLANG=1.
 if [[ "${TAPEGPT_WITH_CLANG:-0}" == 1 ]]; then

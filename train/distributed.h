@@ -106,6 +106,8 @@ class Distributed {
   struct Mpi;  // MPI handles: sums started and not yet waited for, the watch communicator
   std::unique_ptr<Mpi> mpi_handles_;
   void wait(void* requests, int n);  // MPI_Request[n], bounded (Note [Stall timeout])
+  template <typename Done>
+  void wait_until(Done done);  // until done() is true, bounded the same way
   void all_gather_slices(void* x, int64_t slice, int64_t n, bool doubles);
 };
 

@@ -1,8 +1,7 @@
-// Distributed on MPI (see distributed.h): the only file that includes mpi.h.
-// Only MPI's C API: Open MPI's deprecated C++ bindings would need libmpi_cxx.
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
+// Distributed on MPI (see distributed.h): with ring_sums.*, the only code
+// that includes mpi.h. Only MPI's C API: Open MPI's deprecated C++ bindings
+// would need libmpi_cxx.
+#include "train/ring_sums.h"
 
 #include <algorithm>
 #include <chrono>
@@ -51,19 +50,10 @@ bool launched_by_mpirun() {
 }  // namespace
 
 struct Distributed::Mpi {
-  std::vector<MPI_Request> requests;  // sums started and not yet waited for
-  MPI_Comm watch = MPI_COMM_NULL;     // pings between waiting ranks (Note [Stall timeout])
-  std::vector<int> counts, displs;    // per-rank slices (Note [Sharded optimizer state])
-  // Started reduce-scatters: each one's per-rank counts (MPI reads them
-  // until it completes) and where this rank's sum must move once it has.
-  struct Scatter {
-    std::vector<int> counts;
-    float* from = nullptr;  // MPI_IN_PLACE leaves this rank's sum at the range's start
-    float* to = nullptr;    // its own place in the buffer
-    int64_t n = 0;
-  };
-  std::vector<Scatter> scatters;
-  size_t scatters_started = 0;
+  MPI_Comm watch = MPI_COMM_NULL;  // pings between waiting ranks (Note [Stall timeout])
+  MPI_Comm ring = MPI_COMM_NULL;   // the gradient sums' messages (Note [Ring sums])
+  std::unique_ptr<RingSums> sums;  // started and not yet waited for
+  std::vector<int> counts, displs;  // per-rank slices (Note [Sharded optimizer state])
 };
 
 Distributed::Distributed() : mpi_handles_(std::make_unique<Mpi>()) {
@@ -78,6 +68,8 @@ Distributed::Distributed() : mpi_handles_(std::make_unique<Mpi>()) {
   MPI_Comm_size(local, &local_size_);
   MPI_Comm_free(&local);
   MPI_Comm_dup(MPI_COMM_WORLD, &mpi_handles_->watch);
+  MPI_Comm_dup(MPI_COMM_WORLD, &mpi_handles_->ring);
+  mpi_handles_->sums = std::make_unique<RingSums>(mpi_handles_->ring, rank_, size_);
   mpi_ = true;
   // Rank 0 speaks for the job; the others' errors still reach stderr.
   if (rank_ != 0 && !std::freopen("/dev/null", "w", stdout)) std::fclose(stdout);
@@ -85,6 +77,8 @@ Distributed::Distributed() : mpi_handles_(std::make_unique<Mpi>()) {
 
 Distributed::~Distributed() {
   if (!mpi_) return;
+  mpi_handles_->sums.reset();
+  MPI_Comm_free(&mpi_handles_->ring);
   MPI_Comm_free(&mpi_handles_->watch);
   MPI_Finalize();
 }
@@ -170,12 +164,19 @@ std::vector<int> silent_ranks(MPI_Comm watch, int rank, int size) {
 
 void Distributed::wait(void* requests, int n) {
   MPI_Request* r = static_cast<MPI_Request*>(requests);
+  wait_until([r, n] {
+    int done = 0;
+    MPI_Testall(n, r, &done, MPI_STATUSES_IGNORE);  // spins like MPI_Waitall would
+    return done != 0;
+  });
+}
+
+template <typename Done>
+void Distributed::wait_until(Done done) {
   const MPI_Comm watch = mpi_handles_->watch;
   auto t0 = std::chrono::steady_clock::now();
   for (;;) {
-    int done = 0;
-    MPI_Testall(n, r, &done, MPI_STATUSES_IGNORE);  // spins like MPI_Waitall would
-    if (done) return;
+    if (done()) return;
     answer_pings(watch);
     if (stall_timeout_s_ <= 0 || seconds_since(t0) < stall_timeout_s_) continue;
     const std::vector<int> silent = silent_ranks(watch, rank_, size_);
@@ -260,69 +261,33 @@ int Distributed::run(const std::function<int()>& body) {
 }
 
 void Distributed::sum_in_place(float* x, int64_t n) {
-  if (!mpi_ || size_ == 1) return;
-  const auto t0 = std::chrono::steady_clock::now();
-  constexpr int64_t kChunk = int64_t{1} << 30;  // MPI counts are int
-  for (int64_t done = 0; done < n; done += kChunk) {
-    const int count = static_cast<int>(std::min(kChunk, n - done));
-    MPI_Request request;
-    MPI_Iallreduce(MPI_IN_PLACE, x + done, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &request);
-    wait(&request, 1);
-  }
-  reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  start_sum(x, n);
+  wait_sums();
 }
 
 void Distributed::start_sum(float* x, int64_t n) {
   if (!mpi_ || size_ == 1) return;
   const auto t0 = std::chrono::steady_clock::now();
-  constexpr int64_t kChunk = int64_t{1} << 30;
-  for (int64_t done = 0; done < n; done += kChunk) {
-    mpi_handles_->requests.emplace_back();
-    MPI_Iallreduce(MPI_IN_PLACE, x + done, static_cast<int>(std::min(kChunk, n - done)), MPI_FLOAT,
-                   MPI_SUM, MPI_COMM_WORLD, &mpi_handles_->requests.back());
-  }
+  mpi_handles_->sums->start(x, 0, n, std::max<int64_t>(1, (n + size_ - 1) / size_), /*all_gather=*/true);
   reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void Distributed::start_reduce_scatter(float* x, int64_t begin, int64_t end, int64_t slice) {
   if (!mpi_ || size_ == 1) return;
   const auto t0 = std::chrono::steady_clock::now();
-  Mpi& h = *mpi_handles_;
-  if (h.scatters_started == h.scatters.size()) h.scatters.emplace_back();  // only in the first step
-  Mpi::Scatter& s = h.scatters[h.scatters_started++];
-  s.counts.resize(static_cast<size_t>(size_));
-  for (int r = 0; r < size_; ++r) {  // rank r's part of [begin, end): its slice's overlap
-    const int64_t b = std::max(begin, r * slice), e = std::min(end, (r + 1) * slice);
-    TG_CHECK(e - b < (int64_t{1} << 31));
-    s.counts[r] = static_cast<int>(std::max<int64_t>(0, e - b));
-  }
-  s.from = x + begin;
-  s.to = x + std::max(begin, std::min(end, rank_ * slice));
-  s.n = s.counts[rank_];
-  h.requests.emplace_back();
-  MPI_Ireduce_scatter(MPI_IN_PLACE, x + begin, s.counts.data(), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
-                      &h.requests.back());
+  mpi_handles_->sums->start(x, begin, end, slice, /*all_gather=*/false);
   reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 void Distributed::progress() {
-  if (mpi_handles_->requests.empty()) return;
-  // Open MPI moves non-blocking collectives on only inside MPI calls.
-  int done = 0;
-  MPI_Testall(static_cast<int>(mpi_handles_->requests.size()), mpi_handles_->requests.data(), &done,
-              MPI_STATUSES_IGNORE);
+  if (mpi_) mpi_handles_->sums->progress();
 }
 
 void Distributed::wait_sums() {
-  if (mpi_handles_->requests.empty()) return;
+  if (!mpi_ || mpi_handles_->sums->idle()) return;
   const auto t0 = std::chrono::steady_clock::now();
-  wait(mpi_handles_->requests.data(), static_cast<int>(mpi_handles_->requests.size()));
-  mpi_handles_->requests.clear();  // keeps its capacity: no allocation after the first step
-  for (size_t i = 0; i < mpi_handles_->scatters_started; ++i) {
-    const Mpi::Scatter& s = mpi_handles_->scatters[i];
-    if (s.n > 0 && s.from != s.to) std::memmove(s.to, s.from, static_cast<size_t>(s.n) * sizeof(float));
-  }
-  mpi_handles_->scatters_started = 0;
+  RingSums& sums = *mpi_handles_->sums;
+  wait_until([&sums] { return sums.progress(); });  // bounded by --stall-timeout
   reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

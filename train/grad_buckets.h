@@ -21,7 +21,7 @@ namespace train {
 // and the embeddings (wte, tied to lm_head, and wpe). It is final once the
 // backward has run the first tape entry of its part, as the model marked it
 // on the tape (autograd::BlockMark, TapeBlock), and the embeddings' at entry
-// 0. Its sum across ranks (MPI_Iallreduce) starts right then, while the
+// 0. Its sum across ranks (a ring, Note [Ring sums]) starts right then, while the
 // backward goes on below, and the optimizer waits for all of them
 // (Distributed::wait_sums). Last computed, first sent, as PyTorch DDP and
 // llm.c do. Half blocks, not whole ones: what is still unsent when the

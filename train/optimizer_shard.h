@@ -31,9 +31,10 @@ namespace train {
 //   the bits the unsharded update gives it) and zeroes all its gradients;
 // - an all-gather gives every rank the others' updated slices.
 // At two ranks an element's sum is a + b either way, so a sharded run is
-// bit-identical to the unsharded one (tests/distributed); at more ranks MPI
-// may add the ranks' gradients in another order for the reduce-scatter than
-// for the all-reduce. A checkpoint stays one file with whole moments: rank 0
+// bit-identical to the unsharded one (tests/distributed); at more ranks the
+// ring adds the ranks' gradients in another order for the reduce-scatter
+// (parts: the slices) than for the all-reduce (parts: 1/N of each bucket;
+// Note [Ring sums]). A checkpoint stays one file with whole moments: rank 0
 // gathers m, writes it, then gathers v into the same buffer (its gradient
 // buffer, zero between steps) and writes that (checkpoints::MomentSource),
 // so it never holds more than one whole moment. A loaded one is cut to the

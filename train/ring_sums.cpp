@@ -75,7 +75,10 @@ bool RingSums::post_step(Job& job) {
     if (job.step < n - 1) {  // reduce: pass part r-s-1 on, add part r-s-2 into ours
       send = piece(op, (rank_ - job.step - 1 + 2 * n) % n, job.piece);
       recv = piece(op, (rank_ - job.step - 2 + 2 * n) % n, job.piece);
-      if (job.scratch.empty()) job.scratch.resize(static_cast<size_t>(kPiece));  // once per lane
+      // The lane's buffer grows to the largest piece it has received (at most
+      // kPiece): the first steps allocate, later ones only if a lane meets a
+      // larger piece than before.
+      if (job.scratch.size() < static_cast<size_t>(recv.count)) job.scratch.resize(static_cast<size_t>(recv.count));
       recv_into = job.scratch.data();
       job.received = recv;
     } else {  // gather: pass the finished part r-s on, take part r-s-1 as it is

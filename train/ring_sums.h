@@ -74,7 +74,7 @@ class RingSums {
     int step = 0;  // 0..N-2 reduce steps, then N-1..2N-3 gather steps
     int tag = 0;
     Span received{};  // where the reduce step's received piece is added
-    std::vector<float> scratch;  // one piece: what the previous rank sent
+    std::vector<float> scratch;  // what the previous rank sent: up to one piece
     MPI_Request requests[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   };
   Span piece(const Op& op, int part, int64_t j) const;

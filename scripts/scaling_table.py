@@ -5,13 +5,14 @@
 # gradients (G bytes) are summed by a ring all-reduce, which moves
 # 2(N-1)/N x G through each machine's link at `efficiency` x the link rate.
 # Each of the model's buckets also pays the ring's 2(N-1) hops of latency.
-# The overlap (Note [All-reduce overlap]) hides the transfer behind the last
-# micro-batch's backward (2/3 of its compute), except the tail: the bytes
-# that are final only when the backward ends (the embeddings, tied to
-# lm_head, and block 0's attention half), which always wait.
-"""Usage: scaling_table.py --model NAME --compute-s C --tokens T --grad-mib G --tail F --efficiency E
+# The overlap (Note [All-reduce overlap]) hides at most the part of the
+# transfer that fits in the last micro-batch's backward (2/3 of its
+# compute), and of that only the share bench_mpi measured it to hide (the
+# embeddings' bytes are final only when the backward ends, and Open MPI
+# moves messages only between tape entries).
+"""Usage: scaling_table.py --model NAME --compute-s C --tokens T --grad-mib G --hidden H --efficiency E
   C: one micro-batch's forward+backward seconds on one machine; T: its tokens;
-  G: gradient MiB; F: tail fraction of the gradient bytes; E: bus bandwidth / link rate;
+  G: gradient MiB; H: share of the transfer the overlap hid in bench_mpi; E: bus bandwidth / link rate;
   --buckets: all-reduces per step; --latency-us: one hop (an assumption, not measured here)."""
 import argparse
 
@@ -22,7 +23,7 @@ def step_seconds(n, gbit, k, a):
         comm = 2 * (n - 1) / n * a.grad_mib * 2**20 * 8 / (a.efficiency * gbit * 1e9)
         comm += a.buckets * 2 * (n - 1) * a.latency_us * 1e-6
     window = 2 / 3 * a.compute_s  # the last micro-batch's backward
-    exposed = max(a.tail * comm, comm - window)
+    exposed = max((1 - a.hidden) * comm, comm - window)
     return k * a.compute_s + exposed, comm, exposed
 
 
@@ -32,13 +33,13 @@ def main():
     p.add_argument("--compute-s", type=float, required=True)
     p.add_argument("--tokens", type=int, required=True)
     p.add_argument("--grad-mib", type=float, required=True)
-    p.add_argument("--tail", type=float, required=True)
+    p.add_argument("--hidden", type=float, required=True)
     p.add_argument("--efficiency", type=float, required=True)
     p.add_argument("--buckets", type=int, required=True)
     p.add_argument("--latency-us", type=float, default=50.0)
     a = p.parse_args()
     print(f"{a.model}: {a.grad_mib:,.0f} MiB of gradients, {a.tokens} tokens per micro-batch in "
-          f"{a.compute_s * 1e3:,.0f} ms, tail {a.tail:.0%}, links at {a.efficiency:.0%} of their rate, "
+          f"{a.compute_s * 1e3:,.0f} ms, overlap hides {a.hidden:.0%}, links at {a.efficiency:.0%} of their rate, "
           f"{a.buckets} buckets, {a.latency_us:g} us a hop")
     print("| machines | Gbit/s | all-reduce s | micro-batches per rank (global batch, tokens) | exposed s | "
           "step s | tokens/s | scaling efficiency | micro-batches per rank for >= 90% |")

@@ -31,8 +31,10 @@ std::string preset_help() {
   std::string s;
   for (const TrainPreset& p : train_presets()) {
     s += std::string(s.empty() ? "" : "; ") + p.name + ": " + p.help + " (";
-    for (size_t i = 0; i < p.flags.size(); ++i)
-      s += std::string(i ? " " : "") + "--" + p.flags[i].first + (*p.flags[i].second ? " " : "") + p.flags[i].second;
+    for (size_t i = 0; i < p.flags.size(); ++i) {
+      const auto& [flag, value] = p.flags[i];
+      s += std::string(i ? " " : "") + "--" + flag + (*value ? " " : "") + value;
+    }
     s += ")";
   }
   return s;
@@ -54,7 +56,8 @@ std::vector<TrainFlag> make_table() {
        "start a new run from this checkpoint's weights (e.g. an imported GPT-2): fresh optimizer, step 0; the "
        "shape comes from it, --block-size may crop it",
        T::Text, "", false, -1, "", nullptr, nullptr},
-      {"preset", "run", "a training recipe; flags given here win over its values. " + preset_help(), T::Text, "", false, 25, "preset", [](O& o, const V& v) { o.preset = as_text(v); },
+      {"preset", "run", "a training recipe; flags given here win over its values. " + preset_help(), T::Text, "",
+       false, 25, "preset", [](O& o, const V& v) { o.preset = as_text(v); },
        [](const O& o) { return V{o.preset}; }},
       {"allow-data-change", "run", "with --resume: accept token files that differ from the run's", T::Switch, "",
        true, -1, "", nullptr, nullptr},
@@ -117,7 +120,7 @@ std::vector<TrainFlag> make_table() {
        "linear warmup steps, lr·(s+1)/(warmup+1) as nanoGPT (cut to a shorter --max-steps)", T::Int,
        text(d.schedule.warmup), false, 6, "warmup", [](O& o, const V& v) { o.schedule.warmup = as_int(v); },
        [](const O& o) { return V{o.schedule.warmup}; }},
-      {"lr-decay-steps", "optimisation", "step where the cosine reaches min-lr (default max-steps)", T::Int, "",
+      {"lr-decay-steps", "optimisation", "step where the schedule reaches min-lr (default max-steps)", T::Int, "",
        false, 7, "lr_decay_steps", [](O& o, const V& v) { o.schedule.decay_steps = as_int(v); },
        [](const O& o) { return V{o.schedule.decay_steps}; }},
       {"lr-schedule", "optimisation",
@@ -160,8 +163,8 @@ std::vector<TrainFlag> make_table() {
        text(d.eval_interval), true, 15, "eval_interval", [](O& o, const V& v) { o.eval_interval = as_int(v); },
        [](const O& o) { return V{o.eval_interval}; }},
       {"eval-steps", "optimisation",
-       "validation batches per evaluation, from the start of val.bin (0 = the whole split)", T::Int, text(d.eval_steps), true, 16,
-       "eval_steps", [](O& o, const V& v) { o.eval_steps = as_int(v); },
+       "validation batches per evaluation, from the start of val.bin (0 = the whole split)", T::Int,
+       text(d.eval_steps), true, 16, "eval_steps", [](O& o, const V& v) { o.eval_steps = as_int(v); },
        [](const O& o) { return V{o.eval_steps}; }},
       {"ckpt-interval", "optimisation", "steps between checkpoints (0 = only at the end)", T::Int,
        text(d.ckpt_interval), true, 17, "ckpt_interval", [](O& o, const V& v) { o.ckpt_interval = as_int(v); },
@@ -247,7 +250,8 @@ void set_flag_from_text(const TrainFlag& f, const std::string& value, TrainOptio
       }
       case FlagType::Text: return f.set(*o, FlagValue{value});
       case FlagType::Switch:
-        if (!value.empty()) throw tg::UsageError("--" + f.name + " is a switch and takes no value (got '" + value + "')");
+        if (!value.empty())
+          throw tg::UsageError("--" + f.name + " is a switch and takes no value (got '" + value + "')");
         return f.set(*o, FlagValue{int64_t{1}});
     }
   } catch (const std::logic_error&) {  // std::invalid_argument, std::out_of_range

@@ -33,6 +33,8 @@ struct TrainState {
   std::array<uint64_t, 4> rng_state{};    // the run's tg::Rng (sampler, dropout)
   int64_t sampler_position = 0;           // sequential sampler: next micro-batch index
   double best_val_loss = 0;               // +inf when never evaluated
+  double train_seconds = 0;               // wall seconds spent in training steps (no evaluation
+                                          // or saving); 0 in files from before it was saved
   std::string data_hash;                  // hash of train.bin and val.bin
   std::string run_dir;                    // where the run was started (informational)
   std::string run_id;                     // random id given at the start of a run; "" in

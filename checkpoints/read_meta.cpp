@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -68,6 +69,11 @@ TrainState read_train(const Node& root) {
   for (int i = 0; i < 4; ++i) t.rng_state[i] = rng[i];
   t.sampler_position = read_count_attr(g, "sampler_position");
   t.best_val_loss = read_double_attr(g, "best_val_loss");
+  if (has_attr(g, "train_seconds")) {  // optional: older files have none
+    t.train_seconds = read_double_attr(g, "train_seconds");
+    if (!(t.train_seconds >= 0 && std::isfinite(t.train_seconds)))
+      throw tg::DataError("attribute train_seconds of " + g.path + " is not a finite number of seconds");
+  }
   t.data_hash = read_string_attr(g, "data_hash");
   t.run_dir = read_string_attr(g, "run_dir");
   if (has_attr(g, "run_id")) t.run_id = read_string_attr(g, "run_id");  // format_version 2

@@ -82,6 +82,7 @@ void write_train(const Node& root, const TrainState& t) {
   write_uint_array_attr(g, "rng_state", std::vector<uint64_t>(t.rng_state.begin(), t.rng_state.end()));
   write_int_attr(g, "sampler_position", t.sampler_position);
   write_double_attr(g, "best_val_loss", t.best_val_loss);
+  write_double_attr(g, "train_seconds", t.train_seconds);
   write_string_attr(g, "data_hash", t.data_hash);
   write_string_attr(g, "run_dir", t.run_dir);
   write_string_attr(g, "run_id", t.run_id);

@@ -59,11 +59,22 @@ GPT gpt_create(const GPTConfig& config, ParameterStore store);
 // `model.store` was replaced (e.g. loaded).
 void gpt_bind_views(GPT& model);
 
+// Choices of the initialisation that are not part of the model's shape (a
+// checkpoint's /config does not record them; the training flags do).
+struct InitOptions {
+  // attn.c_proj and mlp.c_proj weights start at zero (modded-nanoGPT's
+  // recipe): each block begins as the identity on the residual stream, and
+  // the gradient reaches the projections through the input they multiply.
+  bool zero_residual_proj = false;
+};
+
 // GPT-2 initialisation, by role: normal(0, 0.02) for matrices and
 // embeddings, the two residual projections of each block scaled by
-// 1/√(2·n_layer), zero biases, LayerNorm weights 1. Deterministic for a
-// seed, whatever the thread count.
-void gpt_init(GPT& model, uint64_t seed);
+// 1/√(2·n_layer) (zero with options.zero_residual_proj), zero biases,
+// LayerNorm weights 1. Deterministic for a seed, whatever the thread count;
+// every tensor's values depend on the seed and its place in the table only,
+// so zeroing the projections leaves every other tensor as it was.
+void gpt_init(GPT& model, uint64_t seed, const InitOptions& options = {});
 
 // logits[B,T,V] for ids[B,T] (T ≤ block_size). With a tape in ctx every op is
 // recorded and dropout (if configured) acts where nanoGPT's does — after the

@@ -32,7 +32,7 @@ Init init_of(ParamRole role) {
 
 }  // namespace
 
-void gpt_init(GPT& m, uint64_t seed) {
+void gpt_init(GPT& m, uint64_t seed, const InitOptions& options) {
   const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(m.config.n_layer));
   const auto& table = m.store.table;
   // Each fixed-size chunk of each tensor has its own generator derived from
@@ -42,7 +42,8 @@ void gpt_init(GPT& m, uint64_t seed) {
   for (size_t i = 0; i < table.size(); ++i) {
     const ParamInfo& p = table[i];
     float* data = m.store.params.data() + p.offset;
-    const Init init = init_of(p.role);
+    Init init = init_of(p.role);
+    if (init == Init::ResidualNormal && options.zero_residual_proj) init = Init::Zeros;
     if (init == Init::Zeros || init == Init::Ones) {
       std::fill(data, data + p.numel, init == Init::Ones ? 1.0f : 0.0f);
       continue;

@@ -12,7 +12,7 @@ work="$(mktemp -d)"; trap 'rm -rf "$work"' EXIT
 head -c 200000 "$root/data/tinyshakespeare.txt" > "$work/corpus.txt"
 "$old" prepare --input "$work/corpus.txt" --out "$work/data" --tokenizer char >/dev/null
 
-compare() {  # compare A.h5 B.h5: every dataset byte for byte, every attribute but the run id
+compare() {  # compare A.h5 B.h5: every dataset byte for byte, every attribute but the run id and wall time
   /usr/bin/python3 - "$1" "$2" <<'PY'
 import sys, h5py, numpy as np
 a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
@@ -27,7 +27,7 @@ for n in names(a):
     if ob is None: continue
     if isinstance(oa, h5py.Dataset) and oa[()].tobytes() != ob[()].tobytes(): bad.append(n)
     for k in oa.attrs:
-        if k in ("run_id", "run_dir"): continue
+        if k in ("run_id", "run_dir", "train_seconds"): continue
         va, vb = oa.attrs[k], ob.attrs.get(k)
         if not np.array_equal(np.asarray(va), np.asarray(vb)): bad.append(f"{n}@{k}")
 for k in a.attrs:

@@ -71,7 +71,8 @@ void put_number(std::FILE* f, const char* key, double v) {
 }  // namespace
 
 void MetricsLog::log_step(int64_t step, double loss, double lr, double grad_norm,
-                          double tokens_per_s, double elapsed_s, int world_size, double allreduce_s) {
+                          double tokens_per_s, double elapsed_s, double train_s, int world_size,
+                          double allreduce_s) {
   begin_line();
   std::fprintf(file_, "{\"step\":%lld", static_cast<long long>(step));
   put_number(file_, "loss", loss);
@@ -79,16 +80,18 @@ void MetricsLog::log_step(int64_t step, double loss, double lr, double grad_norm
   put_number(file_, "grad_norm", grad_norm);
   put_number(file_, "tokens_per_s", tokens_per_s);
   put_number(file_, "elapsed_s", elapsed_s);
+  put_number(file_, "train_s", train_s);
   std::fprintf(file_, ",\"world_size\":%d", world_size);
   put_number(file_, "allreduce_s", allreduce_s);
   finish_line();
 }
 
-void MetricsLog::log_eval(int64_t step, double val_loss, double elapsed_s) {
+void MetricsLog::log_eval(int64_t step, double val_loss, double elapsed_s, double train_s) {
   begin_line();
   std::fprintf(file_, "{\"step\":%lld", static_cast<long long>(step));
   put_number(file_, "val_loss", val_loss);
   put_number(file_, "elapsed_s", elapsed_s);
+  put_number(file_, "train_s", train_s);
   finish_line();
 }
 

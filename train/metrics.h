@@ -25,11 +25,15 @@ class MetricsLog {
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;
 
-  // world_size: processes training together (1 without mpirun);
-  // allreduce_s: this step's wait for the gradient all-reduce.
+  // elapsed_s: wall seconds since this process started training;
+  // train_s: wall seconds spent in training steps since the run began,
+  // across resumes, without evaluations and checkpoint saves (the x axis
+  // of a time-to-loss curve); world_size: processes training together (1
+  // without mpirun); allreduce_s: this step's wait for the gradient
+  // all-reduce.
   void log_step(int64_t step, double loss, double lr, double grad_norm, double tokens_per_s,
-                double elapsed_s, int world_size = 1, double allreduce_s = 0.0);
-  void log_eval(int64_t step, double val_loss, double elapsed_s);
+                double elapsed_s, double train_s, int world_size = 1, double allreduce_s = 0.0);
+  void log_eval(int64_t step, double val_loss, double elapsed_s, double train_s);
 
  private:
   void begin_line();   // remembers where the object starts

@@ -20,6 +20,7 @@ std::string options_error(const TrainOptions& o) {
   if (s.decay_steps < s.warmup)
     return "--lr-decay-steps (" + std::to_string(s.decay_steps) + ") must not be below --warmup (" +
            std::to_string(s.warmup) + ")";
+  if (!(s.decay_frac > 0 && s.decay_frac <= 1)) return "--lr-decay-frac must be above 0 and at most 1";
   const AdamWConfig& a = o.adamw;
   if (!(a.beta1 >= 0 && a.beta1 < 1)) return "--beta1 must be in [0, 1)";
   if (!(a.beta2 >= 0 && a.beta2 < 1)) return "--beta2 must be in [0, 1)";
@@ -27,8 +28,8 @@ std::string options_error(const TrainOptions& o) {
   if (!(a.grad_clip >= 0)) return "--grad-clip must be 0 (off) or more";
   if (o.sampler != "random" && o.sampler != "sequential")
     return "--sampler must be 'random' or 'sequential' (got '" + o.sampler + "')";
-  if (o.eval_interval < 0 || o.eval_steps < 1)
-    return "--eval-interval must be 0 (off) or more and --eval-steps at least 1";
+  if (o.eval_interval < 0 || o.eval_steps < 0)
+    return "--eval-interval must be 0 (off) or more and --eval-steps 0 (the whole split) or more";
   if (o.ckpt_interval < 0) return "--ckpt-interval must be 0 (only at the end) or more";
   if (o.keep < 0 || o.keep > 1000000) return "--keep must be between 0 (only ckpt.h5) and 1000000";
   if (o.threads < 0 || o.threads > 4096) return "--threads must be between 0 (all cores) and 4096";

@@ -19,14 +19,16 @@ struct TrainOptions {
   int64_t batch_size = 12;
   int64_t grad_accum = 1;
   int64_t max_steps = 2000;
-  LrSchedule schedule;          // lr, min_lr, warmup, decay_steps
+  LrSchedule schedule;          // lr, min_lr, warmup, decay_steps, shape, decay_frac
   AdamWConfig adamw;            // betas, eps, weight_decay, grad_clip
   uint64_t seed = 1337;
   std::string sampler = "random";  // random | sequential
   int64_t eval_interval = 250;
-  int64_t eval_steps = 20;      // batches of batch_size windows per evaluation
+  int64_t eval_steps = 20;      // batches of batch_size windows per evaluation (0 = all of val.bin)
   int64_t ckpt_interval = 500;
   int64_t keep = 2;             // periodic ckpt-STEP.h5 files kept (0 = none)
+  bool zero_init_proj = false;  // residual projections start at zero (nn::InitOptions)
+  std::string preset;           // the --preset the run started from ("" = none; informational)
   int threads = 0;              // 0 = all cores (not saved: any count resumes)
   bool overlap_allreduce = true;  // with mpirun: sum gradients during the backward (not saved)
   bool shard_optimizer = false;  // with mpirun: Note [Sharded optimizer state] (not saved)

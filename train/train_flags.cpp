@@ -2,9 +2,12 @@
 // train_flags.h, Note [Training flags]).
 #include "train/train_flags.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 #include <variant>
 
+#include "autograd/base/check.h"
 #include "autograd/base/errors.h"
 #include "train/presets.h"
 
@@ -23,6 +26,20 @@ std::string text(double v) {
   return buf;
 }
 
+// "NAME: what it is (--flag value …)" for each recipe, for --help.
+std::string preset_help() {
+  std::string s;
+  for (const TrainPreset& p : train_presets()) {
+    s += std::string(s.empty() ? "" : "; ") + p.name + ": " + p.help + " (";
+    for (size_t i = 0; i < p.flags.size(); ++i) {
+      const auto& [flag, value] = p.flags[i];
+      s += std::string(i ? " " : "") + "--" + flag + (*value ? " " : "") + value;
+    }
+    s += ")";
+  }
+  return s;
+}
+
 std::vector<TrainFlag> make_table() {
   using T = FlagType;
   using O = TrainOptions;
@@ -39,6 +56,9 @@ std::vector<TrainFlag> make_table() {
        "start a new run from this checkpoint's weights (e.g. an imported GPT-2): fresh optimizer, step 0; the "
        "shape comes from it, --block-size may crop it",
        T::Text, "", false, -1, "", nullptr, nullptr},
+      {"preset", "run", "a training recipe; flags given here win over its values. " + preset_help(), T::Text, "",
+       false, 25, "preset", [](O& o, const V& v) { o.preset = as_text(v); },
+       [](const O& o) { return V{o.preset}; }},
       {"allow-data-change", "run", "with --resume: accept token files that differ from the run's", T::Switch, "",
        true, -1, "", nullptr, nullptr},
       {"overwrite", "run",
@@ -81,6 +101,10 @@ std::vector<TrainFlag> make_table() {
        [](O& o, const V& v) { o.model.bias = !as_int(v); }, nullptr},
       {"untied", "model", "separate lm_head instead of the token embedding", T::Switch, "", false, -1, "",
        [](O& o, const V& v) { o.model.tied = !as_int(v); }, nullptr},
+      {"zero-init-proj", "model",
+       "start the residual projections (attn.c_proj, mlp.c_proj) at zero instead of normal(0, 0.02/sqrt(2L))",
+       T::Switch, "", false, 24, "zero_init_proj", [](O& o, const V& v) { o.zero_init_proj = as_int(v) != 0; },
+       [](const O& o) { return V{int64_t{o.zero_init_proj}}; }},
 
       {"batch-size", "optimisation", "sequences per micro-batch B", T::Int, text(d.batch_size), false, 1,
        "batch_size", [](O& o, const V& v) { o.batch_size = as_int(v); },
@@ -96,9 +120,22 @@ std::vector<TrainFlag> make_table() {
        "linear warmup steps, lr·(s+1)/(warmup+1) as nanoGPT (cut to a shorter --max-steps)", T::Int,
        text(d.schedule.warmup), false, 6, "warmup", [](O& o, const V& v) { o.schedule.warmup = as_int(v); },
        [](const O& o) { return V{o.schedule.warmup}; }},
-      {"lr-decay-steps", "optimisation", "step where the cosine reaches min-lr (default max-steps)", T::Int, "",
+      {"lr-decay-steps", "optimisation", "step where the schedule reaches min-lr (default max-steps)", T::Int, "",
        false, 7, "lr_decay_steps", [](O& o, const V& v) { o.schedule.decay_steps = as_int(v); },
        [](const O& o) { return V{o.schedule.decay_steps}; }},
+      {"lr-schedule", "optimisation",
+       "cosine | wsd: after the warmup, cosine decay to min-lr (nanoGPT's), or warmup-stable-decay: lr held, "
+       "then a straight line to min-lr over the last --lr-decay-frac of the steps",
+       T::Text, lr_shape_name(d.schedule.shape), false, 22, "lr_schedule",
+       [](O& o, const V& v) {
+         if (!lr_shape_parse(as_text(v), &o.schedule.shape))
+           throw tg::UsageError("--lr-schedule must be 'cosine' or 'wsd' (got '" + as_text(v) + "')");
+       },
+       [](const O& o) { return V{std::string(lr_shape_name(o.schedule.shape))}; }},
+      {"lr-decay-frac", "optimisation", "with --lr-schedule wsd: the share of --lr-decay-steps spent decaying",
+       T::Real, text(d.schedule.decay_frac), false, 23, "lr_decay_frac",
+       [](O& o, const V& v) { o.schedule.decay_frac = as_real(v); },
+       [](const O& o) { return V{o.schedule.decay_frac}; }},
       {"max-steps", "optimisation", "optimizer steps (0 = save the initial model and exit)", T::Int,
        text(d.max_steps), true, 3, "max_steps", [](O& o, const V& v) { o.max_steps = as_int(v); },
        [](const O& o) { return V{o.max_steps}; }},
@@ -125,8 +162,9 @@ std::vector<TrainFlag> make_table() {
       {"eval-interval", "optimisation", "steps between validations (0 = only at the end)", T::Int,
        text(d.eval_interval), true, 15, "eval_interval", [](O& o, const V& v) { o.eval_interval = as_int(v); },
        [](const O& o) { return V{o.eval_interval}; }},
-      {"eval-steps", "optimisation", "validation batches per evaluation", T::Int, text(d.eval_steps), true, 16,
-       "eval_steps", [](O& o, const V& v) { o.eval_steps = as_int(v); },
+      {"eval-steps", "optimisation",
+       "validation batches per evaluation, from the start of val.bin (0 = the whole split)", T::Int,
+       text(d.eval_steps), true, 16, "eval_steps", [](O& o, const V& v) { o.eval_steps = as_int(v); },
        [](const O& o) { return V{o.eval_steps}; }},
       {"ckpt-interval", "optimisation", "steps between checkpoints (0 = only at the end)", T::Int,
        text(d.ckpt_interval), true, 17, "ckpt_interval", [](O& o, const V& v) { o.ckpt_interval = as_int(v); },
@@ -189,6 +227,48 @@ const TrainFlag* find_train_flag(const std::string& name) {
   return nullptr;
 }
 
+void set_flag_from_text(const TrainFlag& f, const std::string& value, TrainOptions* o) {
+  TG_CHECK(f.set != nullptr);
+  const std::string bad = "--" + f.name + " must be ";
+  try {
+    size_t used = 0;
+    switch (f.type) {
+      case FlagType::Int: {
+        const int64_t v = std::stoll(value, &used);
+        if (used != value.size()) throw std::invalid_argument(value);
+        return f.set(*o, FlagValue{v});
+      }
+      case FlagType::UInt: {
+        const uint64_t v = std::stoull(value, &used);
+        if (used != value.size()) throw std::invalid_argument(value);
+        return f.set(*o, FlagValue{static_cast<int64_t>(v)});
+      }
+      case FlagType::Real: {
+        const double v = std::stod(value, &used);
+        if (used != value.size()) throw std::invalid_argument(value);
+        return f.set(*o, FlagValue{v});
+      }
+      case FlagType::Text: return f.set(*o, FlagValue{value});
+      case FlagType::Switch:
+        if (!value.empty())
+          throw tg::UsageError("--" + f.name + " is a switch and takes no value (got '" + value + "')");
+        return f.set(*o, FlagValue{int64_t{1}});
+    }
+  } catch (const std::logic_error&) {  // std::invalid_argument, std::out_of_range
+    throw tg::UsageError(bad + (f.type == FlagType::Real ? "a number" : "a whole number") + " (got '" + value + "')");
+  }
+}
+
+void apply_train_preset(const TrainPreset& preset, const std::function<bool(const std::string&)>& given,
+                        TrainOptions* o) {
+  for (const auto& [name, value] : preset.flags) {
+    const TrainFlag* f = find_train_flag(name);
+    TG_CHECK(f != nullptr && f->set != nullptr);  // tests/train/test_train_flags.cpp walks every recipe
+    if (!given(name)) set_flag_from_text(*f, value, o);
+  }
+  o->preset = preset.name;
+}
+
 std::vector<checkpoints::Flag> options_to_flags(const TrainOptions& o) {
   std::vector<checkpoints::Flag> flags;
   for (const TrainFlag& f : train_flags()) {
@@ -196,6 +276,9 @@ std::vector<checkpoints::Flag> options_to_flags(const TrainOptions& o) {
     if (flags.size() <= static_cast<size_t>(f.saved_slot)) flags.resize(static_cast<size_t>(f.saved_slot) + 1);
     flags[static_cast<size_t>(f.saved_slot)] = checkpoints::Flag{f.saved_as, f.get(o)};
   }
+  // A slot no row fills (kept for another build's flags) is left out.
+  flags.erase(std::remove_if(flags.begin(), flags.end(), [](const checkpoints::Flag& f) { return f.name.empty(); }),
+              flags.end());
   return flags;
 }
 

@@ -15,6 +15,7 @@
 
 #include "checkpoints/checkpoint.h"
 #include "train/options.h"
+#include "train/presets.h"
 
 namespace train {
 
@@ -48,6 +49,17 @@ const std::vector<TrainFlag>& train_flags();
 
 // Null when no row has that command-line name.
 const TrainFlag* find_train_flag(const std::string& name);
+
+// Sets the row's field from a value written as on the command line (a
+// switch: "", on). Throws tg::UsageError naming the flag when the text is
+// not a value of its type or the field cannot take it.
+void set_flag_from_text(const TrainFlag& flag, const std::string& text, TrainOptions* o);
+
+// A recipe (train/presets.h) onto `o`: every flag it names for which
+// `given(name)` is false (the command line's own values win). Sets
+// o->preset to its name.
+void apply_train_preset(const TrainPreset& preset, const std::function<bool(const std::string&)>& given,
+                        TrainOptions* o);
 
 // The options a new run starts from before its flags: the demo's recipe
 // (scripts/demo.sh), about five minutes on 2 cores for a validation loss

@@ -350,6 +350,7 @@ int Trainer::run(bool resumed) {
       return 1;
     }
     const double dt = seconds_since(t0);
+    state_.train_seconds += dt;  // the step alone: evaluations and saves below are not counted
     const double rate = static_cast<double>(tokens_per_step(o_)) / dt;
     const bool first = tokens_per_s == 0.0;
     tokens_per_s = first ? rate : 0.9 * tokens_per_s + 0.1 * rate;
@@ -358,7 +359,7 @@ int Trainer::run(bool resumed) {
     const double elapsed = seconds_since(t_start);
     if (metrics)
       metrics->log_step(state_.step, loss, lr_at(o_.schedule, state_.step - 1), last_grad_norm_, rate,
-                        elapsed, dist_.size(), reduce_s);
+                        elapsed, state_.train_seconds, dist_.size(), reduce_s);
     if (!old_run_retired) {  // the new metrics.jsonl is in place: the old run goes
       retire_old_run(o_.out_dir, o_.resumed_from);
       old_run_retired = true;
@@ -376,7 +377,7 @@ int Trainer::run(bool resumed) {
     saved_at_step = false;
     if ((o_.eval_interval > 0 && state_.step % o_.eval_interval == 0) || state_.step == o_.max_steps) {
       const double val = validate();
-      if (metrics) metrics->log_eval(state_.step, val, seconds_since(t_start));
+      if (metrics) metrics->log_eval(state_.step, val, seconds_since(t_start), state_.train_seconds);
       const bool best = val < state_.best_val_loss;
       if (best) state_.best_val_loss = val;
       progress.clear();

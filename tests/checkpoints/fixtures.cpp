@@ -55,6 +55,7 @@ checkpoints::Checkpoint full_meta(const nn::GPTConfig& config) {
   m.config = config;
   m.train.step = 1234;
   m.train.tokens_seen = int64_t{1} << 40;
+  m.train.train_seconds = 123.456;
   m.train.seed = 0xFFFFFFFFFFFFFFFFULL;
   m.train.rng_state = {0x8000000000000001ULL, 2, 0xDEADBEEFCAFEF00DULL, 0};
   m.train.sampler_position = 77;

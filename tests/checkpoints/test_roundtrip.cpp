@@ -34,6 +34,7 @@ void require_same_meta(const checkpoints::Checkpoint& a, const checkpoints::Chec
   CHECK(a.train.rng_state == b.train.rng_state);
   CHECK(a.train.sampler_position == b.train.sampler_position);
   CHECK(a.train.best_val_loss == b.train.best_val_loss);
+  CHECK(a.train.train_seconds == b.train.train_seconds);
   CHECK(a.train.data_hash == b.train.data_hash);
   CHECK(a.train.run_dir == b.train.run_dir);
   REQUIRE(a.train.flags.size() == b.train.flags.size());

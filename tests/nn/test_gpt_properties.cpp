@@ -3,6 +3,7 @@
 // parameter names and initialisation.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "model_fixture.h"
@@ -148,4 +149,36 @@ TEST_CASE("GPT-2 initialisation statistics", "[model]") {
   CHECK(std::equal(m.store.params.data(), m.store.params.data() + m.store.total, again.store.params.data()));
   nn::gpt_init(again, 1235);
   CHECK(!std::equal(m.store.params.data(), m.store.params.data() + m.store.total, again.store.params.data()));
+}
+
+TEST_CASE("zero-initialised residual projections: zeros there, every other tensor as before", "[model]") {
+  nn::GPTConfig c;
+  c.vocab_size = 96;
+  c.block_size = 32;
+  c.n_layer = 3;
+  c.n_head = 2;
+  c.n_embd = 32;
+  nn::GPT plain = nn::gpt_create(c), off = nn::gpt_create(c), zero = nn::gpt_create(c);
+  nn::gpt_init(plain, 77);
+  nn::gpt_init(off, 77, nn::InitOptions{});  // the default: today's initialisation, bit for bit
+  CHECK(std::equal(plain.store.params.data(), plain.store.params.data() + plain.store.total,
+                   off.store.params.data()));
+  nn::InitOptions zero_proj;
+  zero_proj.zero_residual_proj = true;
+  nn::gpt_init(zero, 77, zero_proj);
+  int projections = 0;
+  for (const nn::ParamInfo& p : zero.store.table) {
+    INFO(p.name);
+    const float* z = zero.store.params.data() + p.offset;
+    const float* d = plain.store.params.data() + p.offset;
+    const bool residual = p.role == nn::ParamRole::AttnProjWeight || p.role == nn::ParamRole::MlpDownWeight;
+    if (residual) {
+      ++projections;
+      CHECK(std::all_of(z, z + p.numel, [](float v) { return v == 0.0f; }));
+      CHECK(std::any_of(d, d + p.numel, [](float v) { return v != 0.0f; }));
+    } else {
+      CHECK(std::equal(z, z + p.numel, d));
+    }
+  }
+  CHECK(projections == 2 * c.n_layer);
 }

@@ -87,7 +87,7 @@ def last_train_rows(path):
     rows = {}
     for r in metrics(path):
         if "loss" in r:
-            rows[r["step"]] = {k: v for k, v in r.items() if k not in ("tokens_per_s", "elapsed_s")}
+            rows[r["step"]] = {k: v for k, v in r.items() if k not in ("tokens_per_s", "elapsed_s", "train_s")}
     return rows
 
 

@@ -285,7 +285,12 @@ class Visualise(unittest.TestCase):
         self.assertEqual(lines, {"loss", "val-loss", "lr"})
         texts = "".join(t.text or "" for t in root.iter(SVG_NS + "text"))
         self.assertIn("tokens seen", texts)
-        self.assertNotIn("unknown", texts)  # ckpt.h5 gives tokens per step
+        self.assertIn("loss against training time", texts)  # the third panel, from train_s
+        self.assertNotIn("unknown", texts)  # ckpt.h5 gives tokens per step, metrics.jsonl train_s
+        # One validation curve per panel, each with points: step, tokens, seconds.
+        val = [pl.get("points").split() for pl in root.iter(SVG_NS + "polyline") if pl.get("class") == "val-loss"]
+        self.assertEqual(len(val), 3)
+        self.assertTrue(all(val))
         # Two runs (the second without a checkpoint: no tokens axis for it).
         other = os.path.join(self.tmp, 'run "two" <&>')
         os.makedirs(other)

@@ -2,7 +2,8 @@
 """`tapegpt bench --json` and `--sgemm-rate --json` carry what scripts
 compare (profile split, FLOPs per token, OpenBLAS core and build), and
 `scripts/bench.sh --quick` runs end to end against PyTorch with a fair
-baseline (same OpenBLAS file, build, core and threads on both sides).
+baseline (same OpenBLAS file, build, core and threads on both sides), and
+`scripts/bench_time_to_loss.sh --quick` runs its four trainings end to end.
 Timings are not checked: only that they are there and positive.
 Run by CTest as: test_bench.py PATH/TO/tapegpt
 Without PyTorch (/usr/bin/python3 -c 'import torch') the bench.sh check
@@ -74,6 +75,46 @@ class Bench(unittest.TestCase):
             with open(os.path.join(tmp, "summary.md")) as f:
                 self.assertEqual(f.read(), p.stdout[p.stdout.index("**QUICK RUN"):])
         bad = subprocess.run(["bash", "scripts/bench.sh", "--bogus"], cwd=REPO, capture_output=True, text=True)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("unknown argument '--bogus'", bad.stderr)
+
+    def test_time_to_loss_script_quick(self):
+        """scripts/bench_time_to_loss.sh end to end on a short corpus: four
+        runs, whole-split evaluations at the same steps, the target and the
+        ratios from PyTorch float32's final loss, and the plot."""
+        if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode != 0:
+            no_skip.skip_test_or_fail(self, "PyTorch is not installed for /usr/bin/python3")
+        with tempfile.TemporaryDirectory() as tmp:
+            corpus = os.path.join(tmp, "tiny.txt")
+            with open(os.path.join(REPO, "data", "tinyshakespeare.txt"), encoding="utf-8") as f:
+                text = f.read()[:60000]
+            with open(corpus, "w", encoding="utf-8") as f:
+                f.write(text)
+            out = os.path.join(tmp, "out")
+            env = dict(os.environ, TAPEGPT=TAPEGPT, THREADS="2", STEPS="4", EVAL_EVERY="2", CORPUS=corpus)
+            p = subprocess.run(["bash", "scripts/bench_time_to_loss.sh", "--quick", "--out", out], cwd=REPO,
+                               env=env, capture_output=True, text=True, timeout=900)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            s = json.load(open(os.path.join(out, "summary.json")))
+            self.assertEqual(list(s["runs"]), ["pytorch-fp32", "pytorch-bf16", "tapegpt-default", "tapegpt-fast"])
+            base = s["runs"]["pytorch-fp32"]
+            self.assertEqual(s["target"], base["final_val_loss"])
+            self.assertEqual(base["ratio"], 1.0)
+            for name, r in s["runs"].items():
+                with self.subTest(run=name):
+                    self.assertEqual([e[0] for e in r["evals"]], [2, 4])  # step, val loss, train_s
+                    self.assertTrue(all(e[2] > 0 for e in r["evals"]))
+                    self.assertLess(r["final_val_loss"], 4.5)  # ln 65 ≈ 4.17 at the start
+            # tapegpt and PyTorch train the same model from different draws:
+            # after 4 steps both are still near the uniform loss.
+            self.assertLess(abs(s["runs"]["tapegpt-default"]["final_val_loss"] - base["final_val_loss"]), 0.3)
+            self.assertIn("training s to target", p.stdout)
+            with open(os.path.join(out, "time_to_loss.svg")) as f:
+                svg = f.read()
+            self.assertIn("loss against training time", svg)
+            self.assertNotIn("training time unknown", svg)
+        bad = subprocess.run(["bash", "scripts/bench_time_to_loss.sh", "--bogus"], cwd=REPO, capture_output=True,
+                             text=True)
         self.assertEqual(bad.returncode, 2)
         self.assertIn("unknown argument '--bogus'", bad.stderr)
 

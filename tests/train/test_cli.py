@@ -60,7 +60,7 @@ class Cli(unittest.TestCase):
         run("prepare", "--input", cls.corpus, "--tokenizer", "char", "--out", cls.data)
         cls.run_dir = os.path.join(cls.tmp, "run")
         run("train", "--data", cls.data, "--out", cls.run_dir, *MODEL, "--max-steps", "60",
-            "--lr", "3e-3", "--eval-interval", "30", "--eval-steps", "200")
+            "--lr", "3e-3", "--eval-interval", "30", "--eval-steps", "0")
 
     def expect_error(self, args, code, must_mention, stdin=None):
         p = run(*args, ok=False, stdin=stdin)
@@ -81,19 +81,28 @@ class Cli(unittest.TestCase):
         rows = metrics(os.path.join(self.run_dir, "metrics.jsonl"))
         steps = [r for r in rows if "loss" in r]
         self.assertEqual([r["step"] for r in steps], list(range(1, 61)))
-        for key in ("step", "loss", "lr", "grad_norm", "tokens_per_s", "elapsed_s"):
+        for key in ("step", "loss", "lr", "grad_norm", "tokens_per_s", "elapsed_s", "train_s"):
             self.assertIn(key, steps[0])
+        # train_s: the steps' own wall time, growing, never more than the elapsed time
+        train_s = [r["train_s"] for r in steps]
+        self.assertTrue(all(b > a for a, b in zip(train_s, train_s[1:])), train_s[:5])
+        self.assertTrue(all(r["train_s"] <= r["elapsed_s"] + 1e-6 for r in steps))
         first = sum(r["loss"] for r in steps[:5]) / 5
         last = sum(r["loss"] for r in steps[-5:]) / 5
         self.assertLess(last, first - 0.5, "training did not lower the loss")
         evals = [r for r in rows if "val_loss" in r]
         self.assertEqual([r["step"] for r in evals], [30, 60])
+        by_step = {r["step"]: r for r in steps}
+        for r in evals:  # an evaluation carries the training time of its step: its own is not counted
+            self.assertEqual(r["train_s"], by_step[r["step"]]["train_s"])
+        self.assertLess(by_step[60]["train_s"] - by_step[31]["train_s"],
+                        by_step[60]["elapsed_s"] - by_step[30]["elapsed_s"])
         for name in ("ckpt.h5", "best.h5"):
             self.assertTrue(os.path.exists(os.path.join(self.run_dir, name)), name)
 
     def test_eval_agrees_with_the_trainers_validation_loss(self):
-        # --eval-steps 200 × batch 4 covers every window of val.bin, so the
-        # trainer and eval score exactly the same targets.
+        # --eval-steps 0 scores every window of val.bin, so the trainer and
+        # eval score exactly the same targets.
         rows = metrics(os.path.join(self.run_dir, "metrics.jsonl"))
         val = [r["val_loss"] for r in rows if "val_loss" in r][-1]
         p = run("eval", "--ckpt", os.path.join(self.run_dir, "ckpt.h5"),
@@ -154,12 +163,15 @@ class Cli(unittest.TestCase):
         # Training rows (appended across the resume) must match bit for bit;
         # the interrupted run also validated at its last step (12), so the
         # evaluations are compared where both runs made one.
-        strip = lambda rows: [{k: v for k, v in r.items() if k not in ("tokens_per_s", "elapsed_s")}
+        strip = lambda rows: [{k: v for k, v in r.items() if k not in ("tokens_per_s", "elapsed_s", "train_s")}
                               for r in rows if "loss" in r]
         evals = lambda rows: {r["step"]: r["val_loss"] for r in rows if "val_loss" in r}
         a, b = metrics(os.path.join(full, "metrics.jsonl")), metrics(os.path.join(half, "metrics.jsonl"))
         self.assertEqual(len(strip(a)), 24)
         self.assertEqual(strip(a), strip(b))
+        # The training time goes on across the resume (saved in ckpt.h5).
+        b_steps = {r["step"]: r["train_s"] for r in b if "loss" in r}
+        self.assertGreater(b_steps[13], b_steps[12])
         self.assertEqual(evals(a), {s: v for s, v in evals(b).items() if s in evals(a)})
         if h5py:
             with h5py.File(os.path.join(full, "ckpt.h5")) as fa, h5py.File(os.path.join(half, "ckpt.h5")) as fb:
@@ -296,6 +308,65 @@ class Cli(unittest.TestCase):
         self.expect_error(["sample", "--ckpt", ckpt, "--temperature", "0", "--top-k", "5"], 2, "greedy")
         self.expect_error(["bench", "--sample-tokens", "65521"], 2, "--sample-tokens")
         self.expect_error(["tokenize", "--data", self.data, "one", "two"], 2, "unexpected argument 'two'")
+
+    def test_wsd_schedule_and_zero_init_proj_are_saved_and_resume(self):
+        full = os.path.join(self.tmp, "wsd-full")
+        half = os.path.join(self.tmp, "wsd-half")
+        common = ["--data", self.data, *MODEL, "--lr", "2e-3", "--min-lr", "2e-4", "--lr-schedule", "wsd",
+                  "--lr-decay-frac", "0.25", "--zero-init-proj", "--eval-interval", "0", "--eval-steps", "2"]
+        run("train", *common, "--out", full, "--max-steps", "16")
+        run("train", *common, "--out", half, "--max-steps", "8", "--lr-decay-steps", "16")
+        run("train", "--resume", os.path.join(half, "ckpt.h5"), "--max-steps", "16")
+        strip = lambda rows: [{k: v for k, v in r.items() if k not in ("tokens_per_s", "elapsed_s", "train_s")}
+                              for r in rows if "loss" in r]
+        a, b = metrics(os.path.join(full, "metrics.jsonl")), metrics(os.path.join(half, "metrics.jsonl"))
+        self.assertEqual(strip(a), strip(b))
+        # warmup 2, then lr held until step 12 of 16, then a line down to min-lr
+        lr = {r["step"]: r["lr"] for r in a if "loss" in r}
+        self.assertAlmostEqual(lr[1], 2e-3 / 3, delta=1e-12)
+        self.assertEqual({lr[s] for s in range(3, 14)}, {2e-3})
+        self.assertAlmostEqual(lr[14], 2e-4 + 1.8e-3 * 3 / 4, delta=1e-12)
+        self.assertAlmostEqual(lr[16], 2e-4 + 1.8e-3 / 4, delta=1e-12)
+        flags = run("inspect", os.path.join(half, "ckpt.h5")).stdout
+        for saved in ("lr_schedule=wsd", "lr_decay_frac=0.25", "zero_init_proj=1"):
+            self.assertIn(saved, flags)
+        out = os.path.join(self.tmp, "zero-proj")
+        run("train", "--data", self.data, "--out", out, *MODEL, "--max-steps", "0", "--zero-init-proj")
+        if h5py:
+            with h5py.File(os.path.join(out, "ckpt.h5"), "r") as f:
+                for name in ("transformer.h.0.attn.c_proj.weight", "transformer.h.0.mlp.c_proj.weight"):
+                    self.assertFalse(np.any(f["model"][name][()]), name)
+                self.assertTrue(np.any(f["model"]["transformer.h.0.attn.c_attn.weight"][()]))
+        self.expect_error(["train", "--resume", os.path.join(half, "ckpt.h5"), "--max-steps", "20",
+                           "--lr-schedule", "cosine"], 2, "--lr-schedule cannot be changed")
+
+    def test_preset_sets_its_flags_under_the_command_lines(self):
+        out = os.path.join(self.tmp, "preset")
+        run("train", "--preset", "shakespeare-fast", "--data", self.data, "--out", out, "--max-steps", "2",
+            "--n-embd", "32", "--eval-interval", "0", "--eval-steps", "1", "--threads", "2")
+        text = run("inspect", os.path.join(out, "ckpt.h5")).stdout
+        self.assertIn("n_embd 32", text)      # given: wins over the recipe's 128
+        self.assertIn("block_size 64", text)  # the recipe's
+        self.assertIn("max_steps=2", text)
+        self.assertIn("preset=shakespeare-fast", text)
+        self.assertIn("shakespeare-fast", run("train", "--help").stdout)
+        self.expect_error(["train", "--preset", "gpt2-small", "--data", self.data, "--out", out + "2"], 2,
+                          "'shakespeare-fast'")
+        self.expect_error(["train", "--preset", "shakespeare-fast", "--init-from", os.path.join(out, "ckpt.h5"),
+                           "--data", self.data, "--out", out + "3"], 2, "--preset")
+
+    def test_time_to_loss_flag_errors(self):
+        out = os.path.join(self.tmp, "ttl-errors")
+        self.expect_error(["train", "--data", self.data, "--out", out, "--lr-decay-frac", "0.3"], 2,
+                          "--lr-schedule wsd")
+        self.expect_error(["train", "--data", self.data, "--out", out, "--lr-schedule", "linear"], 2,
+                          "--lr-schedule must be")
+        self.expect_error(["train", "--data", self.data, "--out", out, "--lr-schedule", "wsd",
+                           "--lr-decay-frac", "0"], 2, "--lr-decay-frac")
+        self.expect_error(["train", "--data", self.data, "--out", out, "--eval-steps", "-1"], 2, "--eval-steps")
+        self.expect_error(["train", "--init-from", os.path.join(self.run_dir, "ckpt.h5"), "--data", self.data,
+                           "--out", out, "--zero-init-proj"], 2, "--zero-init-proj")
+        self.assertFalse(os.path.exists(out))
 
     def test_sample_help_states_the_context_shift(self):
         text = run("sample", "--help").stdout

@@ -43,3 +43,57 @@ TEST_CASE("constant when min_lr equals lr", "[lr]") {
   train::LrSchedule s{3e-4, 3e-4, 0, 100};
   for (int64_t t : {0, 50, 99, 100, 1000}) CHECK(train::lr_at(s, t) == 3e-4);
 }
+
+TEST_CASE("cosine is the default shape", "[lr]") {
+  CHECK(train::LrSchedule{}.shape == train::LrShape::Cosine);
+  // A decay_frac set on a cosine schedule changes nothing.
+  train::LrSchedule a{1e-3, 1e-4, 10, 110}, b = a;
+  b.decay_frac = 0.5;
+  for (int64_t t = 0; t < 200; ++t) CHECK(train::lr_at(a, t) == train::lr_at(b, t));
+}
+
+TEST_CASE("wsd: warmup, constant, then a straight line to min_lr over the last decay_frac", "[lr]") {
+  train::LrSchedule s{1e-3, 1e-4, 10, 1000, train::LrShape::Wsd, 0.2};
+  CHECK(train::wsd_decay_start(s) == 800);
+  CHECK(train::lr_at(s, 0) == Approx(1e-3 / 11));  // the warmup is cosine's
+  CHECK(train::lr_at(s, 9) == Approx(1e-3 * 10 / 11));
+  for (int64_t t : {10, 11, 400, 799, 800}) CHECK(train::lr_at(s, t) == 1e-3);
+  CHECK(train::lr_at(s, 900) == Approx(5.5e-4));   // halfway down the line: (lr + min)/2
+  CHECK(train::lr_at(s, 999) == Approx(1e-4 + 9e-4 / 200));
+  CHECK(train::lr_at(s, 1000) == 1e-4);
+  CHECK(train::lr_at(s, 5000) == 1e-4);
+  for (int64_t t = 801; t < 1000; ++t) {
+    INFO("step " << t);
+    // Equal steps down: the line's slope is (lr - min_lr)/200 per step.
+    CHECK(train::lr_at(s, t - 1) - train::lr_at(s, t) == Approx(9e-4 / 200).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("wsd: the decay never starts inside the warmup; a whole-run decay is a line after it", "[lr]") {
+  train::LrSchedule s{2e-3, 2e-4, 100, 200, train::LrShape::Wsd, 0.9};
+  CHECK(train::wsd_decay_start(s) == 100);  // 200 - 180 = 20 is inside the warmup
+  CHECK(train::lr_at(s, 99) == Approx(2e-3 * 100 / 101));
+  CHECK(train::lr_at(s, 100) == Approx(2e-3));
+  CHECK(train::lr_at(s, 150) == Approx(1.1e-3));
+  s.decay_frac = 1.0;
+  s.warmup = 0;
+  CHECK(train::wsd_decay_start(s) == 0);
+  CHECK(train::lr_at(s, 0) == Approx(2e-3));
+  CHECK(train::lr_at(s, 100) == Approx(1.1e-3));
+}
+
+TEST_CASE("wsd: constant when min_lr equals lr", "[lr]") {
+  train::LrSchedule s{3e-4, 3e-4, 0, 100, train::LrShape::Wsd, 0.2};
+  for (int64_t t : {0, 50, 85, 99, 100, 1000}) CHECK(train::lr_at(s, t) == 3e-4);
+}
+
+TEST_CASE("schedule shapes by name", "[lr]") {
+  train::LrShape shape = train::LrShape::Cosine;
+  CHECK(train::lr_shape_parse("wsd", &shape));
+  CHECK(shape == train::LrShape::Wsd);
+  CHECK(std::string(train::lr_shape_name(shape)) == "wsd");
+  CHECK(train::lr_shape_parse("cosine", &shape));
+  CHECK(shape == train::LrShape::Cosine);
+  CHECK_FALSE(train::lr_shape_parse("linear", &shape));
+  CHECK(shape == train::LrShape::Cosine);
+}

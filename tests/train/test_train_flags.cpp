@@ -3,6 +3,7 @@
 // back; a resumed run may change only the flags it always could.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <variant>
@@ -16,7 +17,9 @@ TEST_CASE("/train/flags keeps its names and order", "[flags]") {
   const std::vector<std::string> expected = {
       "data", "batch_size", "grad_accum", "max_steps", "lr", "min_lr", "warmup",
       "lr_decay_steps", "weight_decay", "beta1", "beta2", "eps", "grad_clip", "seed",
-      "sampler", "eval_interval", "eval_steps", "ckpt_interval", "keep"};
+      "sampler", "eval_interval", "eval_steps", "ckpt_interval", "keep",
+      // slots 19-21 are another build's (--optimizer); an unfilled slot is left out
+      "lr_schedule", "lr_decay_frac", "zero_init_proj", "preset"};
   const std::vector<checkpoints::Flag> flags = train::options_to_flags(train::default_options());
   std::vector<std::string> names;
   for (const checkpoints::Flag& f : flags) names.push_back(f.name);
@@ -37,6 +40,10 @@ TEST_CASE("every saved flag reads back into the same options", "[flags]") {
   o.eval_steps = 5;
   o.ckpt_interval = 6;
   o.keep = 7;
+  o.schedule.shape = train::LrShape::Wsd;
+  o.schedule.decay_frac = 0.35;
+  o.zero_init_proj = true;
+  o.preset = "shakespeare-fast";
   train::TrainOptions back;
   train::options_from_flags(train::options_to_flags(o), &back);
   CHECK(back.data_dir == o.data_dir);
@@ -58,6 +65,110 @@ TEST_CASE("every saved flag reads back into the same options", "[flags]") {
   CHECK(back.eval_steps == o.eval_steps);
   CHECK(back.ckpt_interval == o.ckpt_interval);
   CHECK(back.keep == o.keep);
+  CHECK(back.schedule.shape == train::LrShape::Wsd);
+  CHECK(back.schedule.decay_frac == 0.35);
+  CHECK(back.zero_init_proj);
+  CHECK(back.preset == "shakespeare-fast");
+}
+
+TEST_CASE("a checkpoint from before the time-to-loss flags resumes with today's behaviour", "[flags]") {
+  // Files written before lr_schedule, lr_decay_frac and zero_init_proj were
+  // saved lack them: the defaults (cosine, no zero init) are what they ran.
+  std::vector<checkpoints::Flag> old = train::options_to_flags(train::default_options());
+  old.erase(std::remove_if(old.begin(), old.end(), [](const checkpoints::Flag& f) {
+              return f.name == "lr_schedule" || f.name == "lr_decay_frac" || f.name == "zero_init_proj" ||
+                     f.name == "preset";
+            }),
+            old.end());
+  train::TrainOptions o;
+  o.schedule.shape = train::LrShape::Wsd;  // what options_from_flags must not touch
+  train::TrainOptions back = o;
+  train::options_from_flags(old, &back);
+  CHECK(back.schedule.shape == train::LrShape::Wsd);
+  train::TrainOptions fresh;
+  train::options_from_flags(old, &fresh);
+  CHECK(fresh.schedule.shape == train::LrShape::Cosine);
+  CHECK_FALSE(fresh.zero_init_proj);
+  CHECK(fresh.preset.empty());
+}
+
+TEST_CASE("the time-to-loss flags: defaults keep today's run, errors name the flag", "[flags]") {
+  const train::TrainOptions& d = train::default_options();
+  CHECK(d.schedule.shape == train::LrShape::Cosine);
+  CHECK_FALSE(d.zero_init_proj);
+  CHECK(train::find_train_flag("lr-schedule")->default_text == "cosine");
+  CHECK(train::find_train_flag("lr-decay-frac")->default_text == "0.2");
+  CHECK(train::find_train_flag("zero-init-proj")->type == train::FlagType::Switch);
+  for (const char* name : {"lr-schedule", "lr-decay-frac", "zero-init-proj", "preset"}) {
+    INFO(name);
+    CHECK_FALSE(train::find_train_flag(name)->resumable);
+  }
+  train::TrainOptions o = d;
+  o.schedule.decay_steps = o.max_steps;  // as the command line sets it
+  train::find_train_flag("lr-schedule")->set(o, std::string("wsd"));
+  CHECK(o.schedule.shape == train::LrShape::Wsd);
+  try {
+    train::find_train_flag("lr-schedule")->set(o, std::string("linear"));
+    FAIL("no error");
+  } catch (const tg::UsageError& e) {
+    CHECK(std::string(e.what()) == "--lr-schedule must be 'cosine' or 'wsd' (got 'linear')");
+  }
+  o.schedule.decay_frac = 0.0;
+  CHECK(train::options_error(o) == "--lr-decay-frac must be above 0 and at most 1");
+  o.schedule.decay_frac = 1.5;
+  CHECK(train::options_error(o) == "--lr-decay-frac must be above 0 and at most 1");
+  o.schedule.decay_frac = 1.0;
+  CHECK(train::options_error(o).empty());
+  o.eval_steps = 0;  // the whole validation split
+  CHECK(train::options_error(o).empty());
+  o.eval_steps = -1;
+  CHECK(train::options_error(o).find("--eval-steps") != std::string::npos);
+}
+
+TEST_CASE("every recipe names real flags with values they take; flags given win", "[flags]") {
+  for (const train::TrainPreset& p : train::train_presets()) {
+    INFO(p.name);
+    REQUIRE(train::find_train_preset(p.name) == &p);
+    for (const auto& [flag, value] : p.flags) {
+      INFO(flag);
+      const train::TrainFlag* f = train::find_train_flag(flag);
+      REQUIRE(f != nullptr);
+      REQUIRE(f->set != nullptr);
+      train::TrainOptions o = train::default_options();
+      CHECK_NOTHROW(train::set_flag_from_text(*f, value, &o));
+    }
+    train::TrainOptions o = train::default_options();
+    train::apply_train_preset(p, [](const std::string&) { return false; }, &o);
+    CHECK(o.preset == p.name);
+    o.schedule.decay_steps = o.max_steps;
+    CHECK(train::options_error(o).empty());
+  }
+  CHECK(train::find_train_preset("gpt2-small") == nullptr);  // a model shape, not a recipe
+  const train::TrainPreset* fast = train::find_train_preset("shakespeare-fast");
+  REQUIRE(fast != nullptr);
+  train::TrainOptions o = train::default_options();
+  o.max_steps = 77;  // as if given on the command line
+  train::apply_train_preset(*fast, [](const std::string& flag) { return flag == "max-steps"; }, &o);
+  CHECK(o.max_steps == 77);
+  CHECK(o.model.n_embd == 128);
+  CHECK(o.model.block_size == 64);
+  CHECK(o.batch_size == 12);
+}
+
+TEST_CASE("flag values from text: types checked, one-line errors", "[flags]") {
+  train::TrainOptions o = train::default_options();
+  train::set_flag_from_text(*train::find_train_flag("batch-size"), "7", &o);
+  CHECK(o.batch_size == 7);
+  train::set_flag_from_text(*train::find_train_flag("lr"), "2.5e-3", &o);
+  CHECK(o.schedule.lr == 2.5e-3);
+  train::set_flag_from_text(*train::find_train_flag("no-bias"), "", &o);
+  CHECK_FALSE(o.model.bias);
+  train::set_flag_from_text(*train::find_train_flag("mlp"), "relu2", &o);
+  CHECK(o.model.mlp == nn::MlpKind::Relu2);
+  CHECK_THROWS_AS(train::set_flag_from_text(*train::find_train_flag("batch-size"), "7x", &o), tg::UsageError);
+  CHECK_THROWS_AS(train::set_flag_from_text(*train::find_train_flag("lr"), "fast", &o), tg::UsageError);
+  CHECK_THROWS_AS(train::set_flag_from_text(*train::find_train_flag("no-bias"), "1", &o), tg::UsageError);
+  CHECK_THROWS_AS(train::set_flag_from_text(*train::find_train_flag("mlp"), "tanh", &o), tg::UsageError);
 }
 
 TEST_CASE("a saved flag of the wrong type is a data error; an unknown one is ignored", "[flags]") {

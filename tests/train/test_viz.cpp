@@ -165,6 +165,38 @@ TEST_CASE("read_metrics: later records replace earlier ones of the same step", "
   CHECK_THROWS_AS(viz::read_metrics(path, "run"), tg::DataError);
 }
 
+TEST_CASE("the plot's third panel is loss against training seconds (train_s)", "[viz][plot]") {
+  const std::string path = "/tmp/tapegpt_test_viz_train_s.jsonl";
+  {
+    std::ofstream f(path);
+    f << "{\"step\":1,\"loss\":4.0,\"lr\":0.001,\"elapsed_s\":0.5,\"train_s\":0.25}\n"
+      << "{\"step\":2,\"loss\":3.5,\"lr\":0.001,\"elapsed_s\":1.0,\"train_s\":0.5}\n"
+      << "{\"step\":2,\"val_loss\":3.6,\"elapsed_s\":2.0,\"train_s\":0.5}\n"
+      << "{\"step\":3,\"loss\":3.0,\"lr\":0.001,\"elapsed_s\":3.0,\"train_s\":0.75}\n";
+  }
+  const viz::RunCurves r = viz::read_metrics(path, "run");
+  std::remove(path.c_str());
+  REQUIRE(r.train_s.size() == 3);
+  CHECK(r.train_s[2] == 0.75);
+  REQUIRE(r.val_train_s.size() == 1);
+  CHECK(r.val_train_s[0] == 0.5);
+  const std::string svg = viz::loss_plot_svg({r});
+  CHECK(svg.find("loss against training time") != std::string::npos);
+  CHECK(svg.find("training time unknown") == std::string::npos);
+  CHECK(svg.find("(0.5s): validation loss 3.6") != std::string::npos);  // the dot's title
+  // One validation curve per panel: step, tokens (none here: no ckpt.h5) and seconds.
+  size_t curves = 0;
+  for (size_t at = svg.find("class=\"val-loss\""); at != std::string::npos; at = svg.find("class=\"val-loss\"", at + 1))
+    ++curves;
+  CHECK(curves == 2);
+  // A log from before train_s: the time panel says so and draws nothing.
+  viz::RunCurves old = r;
+  for (double& t : old.train_s) t = NAN;
+  for (double& t : old.val_train_s) t = NAN;
+  const std::string old_svg = viz::loss_plot_svg({old});
+  CHECK(old_svg.find("training time unknown") != std::string::npos);
+}
+
 TEST_CASE("nice_ticks covers the range with round steps", "[viz][plot]") {
   const std::vector<double> t = viz::nice_ticks(0, 1800);
   REQUIRE(t.size() >= 2);

@@ -44,6 +44,7 @@ void print_header(const std::string& path, const checkpoints::Inspection& in) {
   std::printf("\n");
   std::printf("  step            %lld\n", static_cast<long long>(m.train.step));
   std::printf("  tokens seen     %lld\n", static_cast<long long>(m.train.tokens_seen));
+  if (m.train.train_seconds > 0) std::printf("  training time   %.1f s (steps only)\n", m.train.train_seconds);
   if (std::isfinite(m.train.best_val_loss)) std::printf("  best val loss   %.6f\n", m.train.best_val_loss);
   else std::printf("  best val loss   none (never evaluated)\n");
   std::printf("  run             %s (saved by a run writing to %s)\n",

@@ -12,6 +12,7 @@
 #include "train/cli/cli_util.h"
 #include "train/cli/commands.h"
 #include "train/cli/init_from.h"
+#include "train/presets.h"
 #include "train/run_dir.h"
 #include "train/train_flags.h"
 #include "train/trainer.h"
@@ -73,8 +74,28 @@ train::TrainOptions options_from_command_line(const cxxopts::ParseResult& r) {
     if (r.count(f.name) || !f.default_text.empty() || f.type == train::FlagType::Switch)
       f.set(o, flag_value(r, f));
   }
-  if (!r.count("min-lr")) o.schedule.min_lr = o.schedule.lr / 10.0;
-  if (!r.count("lr-decay-steps")) o.schedule.decay_steps = o.max_steps;
+  // A recipe fills in what the command line left to the defaults.
+  const train::TrainPreset* preset = nullptr;
+  if (r.count("preset")) {
+    const std::string name = get<std::string>(r, "preset");
+    preset = train::find_train_preset(name);
+    if (!preset)
+      throw tg::UsageError("--preset must be " + train::train_preset_list() + " (got '" + name +
+                           "'); model shapes such as gpt2-small are for 'tapegpt params --preset'");
+    train::apply_train_preset(*preset, [&](const std::string& flag) { return r.count(flag) > 0; }, &o);
+  }
+  const auto given = [&](const char* flag) {
+    if (r.count(flag)) return true;
+    if (preset)
+      for (const auto& kv : preset->flags)
+        if (std::string(kv.first) == flag) return true;
+    return false;
+  };
+  if (!given("min-lr")) o.schedule.min_lr = o.schedule.lr / 10.0;
+  if (!given("lr-decay-steps")) o.schedule.decay_steps = o.max_steps;
+  if (r.count("lr-decay-frac") && o.schedule.shape != train::LrShape::Wsd)
+    throw tg::UsageError("--lr-decay-frac is the decay of --lr-schedule wsd; with the cosine schedule the "
+                         "decay lasts until --lr-decay-steps: remove it or add --lr-schedule wsd");
   if (o.schedule.warmup > o.schedule.decay_steps) {
     // Two explicit flags that contradict each other are refused; otherwise
     // the warmup yields to a short run (the decay then defaults to
@@ -106,7 +127,9 @@ int start_run(const cxxopts::ParseResult& r) {
   nn::ParameterStore store = nn::parameter_store_create(o.model, !o.shard_optimizer);
   if (o.shard_optimizer) store.grads.resize(store.total);
   nn::GPT model = nn::gpt_create(o.model, std::move(store));
-  nn::gpt_init(model, o.seed);
+  nn::InitOptions init;
+  init.zero_residual_proj = o.zero_init_proj;
+  nn::gpt_init(model, o.seed, init);
   return train::run_training(o, model, tokenizer.spec(), train::new_run_state(o.seed), false, false);
 }
 

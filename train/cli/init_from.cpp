@@ -82,6 +82,12 @@ int init_from_run(const cxxopts::ParseResult& r, train::TrainOptions o) {
   if (!r.count("overwrite") && train::holds_run(o.out_dir))
     throw tg::UsageError(o.out_dir + " already holds a run (ckpt.h5): choose another --out, or pass "
                          "--overwrite to start over");
+  if (r.count("zero-init-proj"))
+    throw tg::UsageError("--zero-init-proj chooses a fresh initialisation, but --init-from starts from " + path +
+                         "'s weights: remove one of them");
+  if (r.count("preset"))
+    throw tg::UsageError("--preset sets a model's shape, but with --init-from the shape comes from " + path +
+                         ": give the recipe's optimisation flags yourself instead");
   o.replace_run = true;  // a new run: fresh metrics.jsonl, no files of an old one
   checkpoints::Loaded ck = checkpoints::load_checkpoint(path, false);
   o.model = fine_tune_config(r, o, ck.meta.config, path);

@@ -38,14 +38,49 @@ struct Axis {
 };
 
 std::string polyline(const std::vector<double>& xs, const std::vector<double>& ys, const Axis& ax,
-                     const Axis& ay, double scale_x) {
+                     const Axis& ay) {
   std::string pts;
   for (size_t i = 0; i < xs.size(); ++i) {
-    if (!std::isfinite(ys[i])) continue;
-    pts += fmt(ax(xs[i] * scale_x), 6) + "," + fmt(ay(ys[i]), 6) + " ";
+    if (!std::isfinite(xs[i]) || !std::isfinite(ys[i])) continue;
+    pts += fmt(ax(xs[i]), 6) + "," + fmt(ay(ys[i]), 6) + " ";
   }
   return pts;
 }
+
+enum class XAxis { Step, Tokens, Seconds };
+
+// A run's x values on a panel for its training rows and its evaluations.
+struct Xs {
+  std::vector<double> train, val;
+};
+
+Xs xs_of(const RunCurves& r, XAxis axis) {
+  Xs x;
+  switch (axis) {
+    case XAxis::Step: return {r.step, r.val_step};
+    case XAxis::Seconds: return {r.train_s, r.val_train_s};
+    case XAxis::Tokens:
+      for (double s : r.step) x.train.push_back(s * r.tokens_per_step);
+      for (double s : r.val_step) x.val.push_back(s * r.tokens_per_step);
+      return x;
+  }
+  return x;
+}
+
+// Whether the run has anything to draw on that panel.
+bool on_panel(const RunCurves& r, XAxis axis) {
+  if (axis == XAxis::Tokens) return r.tokens_per_step > 0;
+  if (axis == XAxis::Seconds) {
+    for (const std::vector<double>* v : {&r.train_s, &r.val_train_s})
+      for (double t : *v)
+        if (std::isfinite(t)) return true;
+    return false;
+  }
+  return true;
+}
+
+// Axis labels: "90s", "12m", "1.5h" would hide the scale; seconds throughout.
+std::string seconds_label(double v) { return fmt(v, 4) + "s"; }
 
 }  // namespace
 
@@ -69,8 +104,11 @@ std::vector<double> nice_ticks(double lo, double hi, int n) {
 RunCurves read_metrics(const std::string& path, const std::string& name) {
   std::ifstream in(path);
   if (!in) throw tg::DataError("cannot read " + path + "; give a run directory written by 'tapegpt train'");
-  std::map<int64_t, std::pair<double, double>> train;  // step → (loss, lr)
-  std::map<int64_t, double> val;
+  struct TrainRow {
+    double loss, lr, train_s;
+  };
+  std::map<int64_t, TrainRow> train;
+  std::map<int64_t, std::pair<double, double>> val;  // step → (val_loss, train_s)
   std::string line;
   for (int64_t n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
@@ -83,19 +121,21 @@ RunCurves read_metrics(const std::string& path, const std::string& name) {
     if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer())
       throw tg::DataError(path + " line " + std::to_string(n) + " has no integer \"step\"; is this a metrics.jsonl?");
     const int64_t step = j["step"].get<int64_t>();
-    if (j.contains("val_loss")) val[step] = number(j, "val_loss");
-    if (j.contains("loss")) train[step] = {number(j, "loss"), number(j, "lr")};
+    if (j.contains("val_loss")) val[step] = {number(j, "val_loss"), number(j, "train_s")};
+    if (j.contains("loss")) train[step] = {number(j, "loss"), number(j, "lr"), number(j, "train_s")};
   }
   RunCurves rc;
   rc.name = name;
   for (const auto& [s, v] : train) {
     rc.step.push_back(static_cast<double>(s));
-    rc.loss.push_back(v.first);
-    rc.lr.push_back(v.second);
+    rc.loss.push_back(v.loss);
+    rc.lr.push_back(v.lr);
+    rc.train_s.push_back(v.train_s);
   }
   for (const auto& [s, v] : val) {
     rc.val_step.push_back(static_cast<double>(s));
-    rc.val_loss.push_back(v);
+    rc.val_loss.push_back(v.first);
+    rc.val_train_s.push_back(v.second);
   }
   if (rc.step.empty() && rc.val_step.empty())
     throw tg::DataError(path + " holds no training or validation records yet");
@@ -103,22 +143,18 @@ RunCurves read_metrics(const std::string& path, const std::string& name) {
 }
 
 std::string loss_plot_svg(const std::vector<RunCurves>& runs) {
-  const double W = 1040, panel_w = 380, panel_h = 280, top = 50, left0 = 70, left1 = 570;
+  const double panel_w = 380, panel_h = 280, top = 50, left0 = 70, gap = 500;
+  const double W = left0 + 2 * gap + panel_w + 70;
   const double legend_y = top + panel_h + 60;
   Svg svg(W, legend_y + 22.0 * static_cast<double>(runs.size()) + 30);
 
-  double lmin = INFINITY, lmax = -INFINITY, lrmax = 0, smax = 1, tmax = 0;
+  double lmin = INFINITY, lmax = -INFINITY, lrmax = 0;
   for (const RunCurves& r : runs) {
     for (const std::vector<double>* v : {&r.loss, &r.val_loss})
       for (double x : *v)
         if (std::isfinite(x)) lmin = std::min(lmin, x), lmax = std::max(lmax, x);
     for (double x : r.lr)
       if (std::isfinite(x)) lrmax = std::max(lrmax, x);
-    for (const std::vector<double>* v : {&r.step, &r.val_step})
-      for (double s : *v) {
-        smax = std::max(smax, s);
-        tmax = std::max(tmax, s * r.tokens_per_step);
-      }
   }
   if (!std::isfinite(lmin)) lmin = 0, lmax = 1;
   const std::vector<double> lticks = nice_ticks(lmin, lmax);
@@ -127,26 +163,43 @@ std::string loss_plot_svg(const std::vector<RunCurves>& runs) {
   const std::vector<double> rticks = nice_ticks(0, lrmax > 0 ? lrmax : 1);
   const Axis ar{0, rticks.back(), top + panel_h, top};
 
-  for (int panel = 0; panel < 2; ++panel) {
-    const bool tokens = panel == 1;
-    const double x0 = tokens ? left1 : left0;
-    const double xmax = tokens ? tmax : smax;
-    svg.text(x0 + panel_w / 2, top - 18, tokens ? "loss against tokens seen" : "loss against step", 13,
-             "middle", "font-weight=\"bold\"");
+  struct Panel {
+    XAxis axis;
+    const char* title;
+    const char* x_label;
+    const char* unknown;  // shown when no run has this axis
+  };
+  const Panel panels[] = {
+      {XAxis::Step, "loss against step", "step", ""},
+      {XAxis::Tokens, "loss against tokens seen", "tokens seen", "tokens seen unknown (no ckpt.h5 in the run)"},
+      {XAxis::Seconds, "loss against training time", "training seconds (evaluation and saving excluded)",
+       "training time unknown (metrics.jsonl without train_s)"},
+  };
+  for (int k = 0; k < 3; ++k) {
+    const Panel& panel = panels[k];
+    const double x0 = left0 + gap * k;
+    double xmax = panel.axis == XAxis::Step ? 1.0 : 0.0;
+    for (const RunCurves& r : runs) {
+      if (!on_panel(r, panel.axis)) continue;
+      const Xs x = xs_of(r, panel.axis);
+      for (const std::vector<double>* v : {&x.train, &x.val})
+        for (double t : *v)
+          if (std::isfinite(t)) xmax = std::max(xmax, t);
+    }
+    svg.text(x0 + panel_w / 2, top - 18, panel.title, 13, "middle", "font-weight=\"bold\"");
     svg.rect(x0, top, panel_w, panel_h, "none", "stroke=\"#888888\"");
-    if (tokens && !(tmax > 0)) {
-      svg.text(x0 + panel_w / 2, top + panel_h / 2, "tokens seen unknown (no ckpt.h5 in the run)", 12,
-               "middle", "fill=\"#888888\"");
+    if (!(xmax > 0)) {
+      svg.text(x0 + panel_w / 2, top + panel_h / 2, panel.unknown, 12, "middle", "fill=\"#888888\"");
       continue;
     }
     const std::vector<double> xticks = nice_ticks(0, xmax);
     const Axis ax{0, xticks.back(), x0, x0 + panel_w};
     for (double t : xticks) {
       svg.line(ax(t), top, ax(t), top + panel_h, "#eeeeee");
-      svg.text(ax(t), top + panel_h + 16, tokens ? short_count(t) : short_count(t), 10, "middle");
+      svg.text(ax(t), top + panel_h + 16, panel.axis == XAxis::Seconds ? seconds_label(t) : short_count(t), 10,
+               "middle");
     }
-    svg.text(x0 + panel_w / 2, top + panel_h + 34, tokens ? "tokens seen" : "step", 11, "middle",
-             "fill=\"#555555\"");
+    svg.text(x0 + panel_w / 2, top + panel_h + 34, panel.x_label, 11, "middle", "fill=\"#555555\"");
     for (double t : lticks) {
       svg.line(x0, ay(t), x0 + panel_w, ay(t), "#eeeeee");
       svg.text(x0 - 5, ay(t) + 4, fmt(t, 4), 10, "end");
@@ -157,29 +210,31 @@ std::string loss_plot_svg(const std::vector<RunCurves>& runs) {
              "fill=\"#555555\" transform=\"rotate(-90 " + fmt(x0 - 46, 6) + " " + fmt(top + panel_h / 2, 6) + ")\"");
     for (size_t i = 0; i < runs.size(); ++i) {
       const RunCurves& r = runs[i];
-      if (tokens && !(r.tokens_per_step > 0)) continue;
-      const double sx = tokens ? r.tokens_per_step : 1.0;
+      if (!on_panel(r, panel.axis)) continue;
+      const Xs x = xs_of(r, panel.axis);
       const std::string color = kColors[i % (sizeof kColors / sizeof kColors[0])];
       if (lrmax > 0)
         svg.raw("<polyline class=\"lr\" fill=\"none\" stroke=\"" + color +
                 "\" stroke-opacity=\"0.6\" stroke-dasharray=\"5 4\" stroke-width=\"1.2\" points=\"" +
-                polyline(r.step, r.lr, ax, ar, sx) + "\"/>\n");
+                polyline(x.train, r.lr, ax, ar) + "\"/>\n");
       svg.raw("<polyline class=\"loss\" fill=\"none\" stroke=\"" + color +
-              "\" stroke-opacity=\"0.55\" stroke-width=\"1\" points=\"" + polyline(r.step, r.loss, ax, ay, sx) +
+              "\" stroke-opacity=\"0.55\" stroke-width=\"1\" points=\"" + polyline(x.train, r.loss, ax, ay) +
               "\"/>\n");
       svg.raw("<polyline class=\"val-loss\" fill=\"none\" stroke=\"" + color +
-              "\" stroke-width=\"2.2\" points=\"" + polyline(r.val_step, r.val_loss, ax, ay, sx) + "\"/>\n");
-      for (size_t k = 0; k < r.val_step.size(); ++k)
-        if (std::isfinite(r.val_loss[k]))
-          svg.raw("<circle cx=\"" + fmt(ax(r.val_step[k] * sx), 6) + "\" cy=\"" + fmt(ay(r.val_loss[k]), 6) +
+              "\" stroke-width=\"2.2\" points=\"" + polyline(x.val, r.val_loss, ax, ay) + "\"/>\n");
+      for (size_t v = 0; v < r.val_step.size(); ++v)
+        if (std::isfinite(r.val_loss[v]) && std::isfinite(x.val[v]))
+          svg.raw("<circle cx=\"" + fmt(ax(x.val[v]), 6) + "\" cy=\"" + fmt(ay(r.val_loss[v]), 6) +
                   "\" r=\"3\" fill=\"" + color + "\"><title>" +
-                  xml_escape(r.name + " step " + fmt(r.val_step[k], 10) + ": validation loss " +
-                             fmt(r.val_loss[k], 5)) +
+                  xml_escape(r.name + " step " + fmt(r.val_step[v], 10) +
+                             (std::isfinite(r.val_train_s[v]) ? " (" + seconds_label(r.val_train_s[v]) + ")" : "") +
+                             ": validation loss " + fmt(r.val_loss[v], 5)) +
                   "</title></circle>\n");
     }
   }
-  svg.text(left1 + panel_w + 48, top + panel_h / 2, "learning rate (dashed)", 11, "middle",
-           "fill=\"#777777\" transform=\"rotate(90 " + fmt(left1 + panel_w + 48, 6) + " " +
+  const double last = left0 + 2 * gap;
+  svg.text(last + panel_w + 48, top + panel_h / 2, "learning rate (dashed)", 11, "middle",
+           "fill=\"#777777\" transform=\"rotate(90 " + fmt(last + panel_w + 48, 6) + " " +
                fmt(top + panel_h / 2, 6) + ")\"");
   // Legend: one line per run, then what the line styles mean.
   for (size_t i = 0; i < runs.size(); ++i) {

@@ -1,5 +1,6 @@
 // `tapegpt plot`: a run's metrics.jsonl as training/validation loss and
-// learning-rate curves, against step and against tokens seen, in one SVG.
+// learning-rate curves, against step, tokens seen and training wall time,
+// in one SVG.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,9 @@ namespace viz {
 struct RunCurves {
   std::string name;                          // shown in the legend
   std::vector<double> step, loss, lr;        // training steps (last record per step wins)
+  std::vector<double> train_s;               // their training seconds (NaN where not logged)
   std::vector<double> val_step, val_loss;    // evaluations
+  std::vector<double> val_train_s;           // their training seconds (NaN where not logged)
   double tokens_per_step = 0;                // 0: unknown (no tokens axis for this run)
 };
 
@@ -20,9 +23,11 @@ struct RunCurves {
 // file and line when it is missing or malformed.
 RunCurves read_metrics(const std::string& path, const std::string& name);
 
-// The SVG: left panel against step, right panel against tokens seen (runs
-// with tokens_per_step 0 are left out there); loss on the left axis, the
-// learning rate dashed on the right axis; one colour per run.
+// The SVG: three panels, against step, against tokens seen (runs with
+// tokens_per_step 0 are left out there) and against training seconds
+// (train_s: wall time in training steps, evaluation and saving excluded;
+// logs without it are left out there); loss on the left axis, the learning
+// rate dashed on the right axis; one colour per run.
 std::string loss_plot_svg(const std::vector<RunCurves>& runs);
 
 // About `n` round tick values from at or below lo to at or above hi (steps

@@ -43,7 +43,11 @@ struct TrainState {
 };
 
 struct OptimizerState {
-  int64_t step = 0;                       // AdamW steps taken (bias correction)
+  // Whose state m and v hold: "adamw", or "muon" (Muon's momentum in m for
+  // the blocks' matrices, AdamW's moments for the rest: Note [Muon] in
+  // train/optimizer.h). Files from before it have no name: "adamw".
+  std::string name = "adamw";
+  int64_t step = 0;                       // optimizer steps taken (AdamW's bias correction)
   double lr = 0, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;
   // The moments themselves live in ParameterStore::m and ::v.
 };

@@ -50,6 +50,7 @@ int64_t read_count_attr(const Node& g, const std::string& name) {
 
 OptimizerState read_optimizer_attrs(const Node& g) {
   OptimizerState o;
+  if (has_attr(g, "name")) o.name = read_string_attr(g, "name");  // absent before Muon: AdamW
   o.step = read_count_attr(g, "step");
   o.lr = read_double_attr(g, "lr");
   o.beta1 = read_double_attr(g, "beta1");

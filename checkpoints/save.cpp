@@ -63,6 +63,7 @@ void write_tensors(const Node& group, const nn::ParameterStore& store, const flo
 void write_optimizer(const Node& root, const OptimizerState& o, const nn::ParameterStore& store,
                      bool with_moments, MomentSource* moments) {
   Node g = create_group(root, layout::kOptimizer);
+  write_string_attr(g, "name", o.name);
   write_int_attr(g, "step", o.step);
   write_double_attr(g, "lr", o.lr);
   write_double_attr(g, "beta1", o.beta1);

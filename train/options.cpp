@@ -26,6 +26,11 @@ std::string options_error(const TrainOptions& o) {
   if (!(a.beta2 >= 0 && a.beta2 < 1)) return "--beta2 must be in [0, 1)";
   if (!(a.weight_decay >= 0)) return "--weight-decay must be 0 or more";
   if (!(a.grad_clip >= 0)) return "--grad-clip must be 0 (off) or more";
+  if (!(o.muon.momentum >= 0 && o.muon.momentum < 1)) return "--muon-momentum must be in [0, 1)";
+  if (!(o.muon.adamw_lr > 0 && std::isfinite(o.muon.adamw_lr))) return "--adamw-lr must be a positive number";
+  if (o.optimizer == OptimizerKind::Muon && o.shard_optimizer)
+    return "--shard-optimizer cannot run --optimizer muon: Muon orthogonalises whole matrices and a "
+           "process's slice of the parameters cuts them; drop --shard-optimizer";
   if (o.sampler != "random" && o.sampler != "sequential")
     return "--sampler must be 'random' or 'sequential' (got '" + o.sampler + "')";
   if (o.eval_interval < 0 || o.eval_steps < 0)

@@ -21,6 +21,8 @@ struct TrainOptions {
   int64_t max_steps = 2000;
   LrSchedule schedule;          // lr, min_lr, warmup, decay_steps, shape, decay_frac
   AdamWConfig adamw;            // betas, eps, weight_decay, grad_clip
+  OptimizerKind optimizer = OptimizerKind::AdamW;  // Note [Muon] in optimizer.h
+  MuonConfig muon;              // momentum, AdamW's learning rate (with muon only)
   uint64_t seed = 1337;
   std::string sampler = "random";  // random | sequential
   int64_t eval_interval = 250;

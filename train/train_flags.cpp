@@ -112,7 +112,8 @@ std::vector<TrainFlag> make_table() {
       {"grad-accum", "optimisation", "micro-batches per step K", T::Int, text(d.grad_accum), false, 2,
        "grad_accum", [](O& o, const V& v) { o.grad_accum = as_int(v); },
        [](const O& o) { return V{o.grad_accum}; }},
-      {"lr", "optimisation", "peak learning rate", T::Real, text(d.schedule.lr), true, 4, "lr",
+      {"lr", "optimisation", "peak learning rate (Muon's with --optimizer muon, whose default is " +
+       text(kDefaultMuonLr) + ")", T::Real, text(d.schedule.lr), true, 4, "lr",
        [](O& o, const V& v) { o.schedule.lr = as_real(v); }, [](const O& o) { return V{o.schedule.lr}; }},
       {"min-lr", "optimisation", "final learning rate (default lr/10)", T::Real, "", false, 5, "min_lr",
        [](O& o, const V& v) { o.schedule.min_lr = as_real(v); }, [](const O& o) { return V{o.schedule.min_lr}; }},
@@ -139,7 +140,7 @@ std::vector<TrainFlag> make_table() {
       {"max-steps", "optimisation", "optimizer steps (0 = save the initial model and exit)", T::Int,
        text(d.max_steps), true, 3, "max_steps", [](O& o, const V& v) { o.max_steps = as_int(v); },
        [](const O& o) { return V{o.max_steps}; }},
-      {"weight-decay", "optimisation", "AdamW decoupled weight decay on 2-D weights", T::Real, "0.1", false, 8,
+      {"weight-decay", "optimisation", "decoupled weight decay on 2-D weights (AdamW's and Muon's)", T::Real, "0.1", false, 8,
        "weight_decay", [](O& o, const V& v) { o.adamw.weight_decay = static_cast<float>(as_real(v)); },
        [](const O& o) { return V{static_cast<double>(o.adamw.weight_decay)}; }},
       {"beta1", "optimisation", "AdamW beta1", T::Real, "0.9", false, 9, "beta1",
@@ -172,6 +173,24 @@ std::vector<TrainFlag> make_table() {
       {"keep", "optimisation", "periodic ckpt-STEP.h5 files kept besides ckpt.h5 (0 = none)", T::Int,
        text(d.keep), true, 18, "keep", [](O& o, const V& v) { o.keep = as_int(v); },
        [](const O& o) { return V{o.keep}; }},
+      {"optimizer", "optimisation",
+       "adamw | muon: Muon for the blocks' weight matrices and AdamW for embeddings, head, gains and biases "
+       "(Note [Muon] in train/optimizer.h)",
+       T::Text, optimizer_name(d.optimizer), false, 19, "optimizer",
+       [](O& o, const V& v) {
+         if (!optimizer_parse(as_text(v), &o.optimizer))
+           throw tg::UsageError("--optimizer must be 'adamw' or 'muon' (got '" + as_text(v) + "')");
+       },
+       [](const O& o) { return V{std::string(optimizer_name(o.optimizer))}; }},
+      {"adamw-lr", "optimisation",
+       "with --optimizer muon: peak learning rate of what AdamW keeps (embeddings, head, gains, biases), "
+       "following --lr's schedule",
+       T::Real, text(d.muon.adamw_lr), false, 20, "adamw_lr", [](O& o, const V& v) { o.muon.adamw_lr = as_real(v); },
+       [](const O& o) { return V{o.muon.adamw_lr}; }},
+      {"muon-momentum", "optimisation", "with --optimizer muon: Muon's Nesterov momentum", T::Real,
+       text(static_cast<double>(d.muon.momentum)), false, 21, "muon_momentum",
+       [](O& o, const V& v) { o.muon.momentum = static_cast<float>(as_real(v)); },
+       [](const O& o) { return V{static_cast<double>(o.muon.momentum)}; }},
   };
   // The model choices after the model's other flags (Note [Model choices]).
   auto at = table.begin();

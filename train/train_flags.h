@@ -66,6 +66,10 @@ void apply_train_preset(const TrainPreset& preset, const std::function<bool(cons
 // near 1.65 nats/char on Tiny Shakespeare (BENCHMARKS.md).
 const TrainOptions& default_options();
 
+// --lr's default under --optimizer muon (Note [Muon]): Muon's peak learning
+// rate, where AdamW's is default_options().schedule.lr.
+constexpr double kDefaultMuonLr = 0.02;
+
 // To and from the checkpoint's flag list (model shape lives in /config).
 std::vector<checkpoints::Flag> options_to_flags(const TrainOptions& o);
 // Overwrites the fields named in `flags`; throws tg::DataError on a flag of

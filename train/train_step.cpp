@@ -6,6 +6,7 @@
 #include <functional>
 #include <utility>
 
+#include "autograd/base/check.h"
 #include "autograd/ops.h"
 #include "autograd/planner.h"
 #include "train/optimizer_shard.h"
@@ -70,7 +71,10 @@ StepResult TrainStep::run(BatchSource& batches, tg::Rng& rng, const AdamWConfig&
   // 8. zeroing: the same pass leaves every gradient 0 for the next step
   //    (Note [Fused optimizer pass] in optimizer.h). Sharded: this rank's
   //    slice, then the all-gather (Note [Sharded optimizer state]).
+  //    Muon: Note [Muon] in optimizer.h.
+  TG_CHECK(!(shard_ && muon_));
   if (shard_) shard_->update(store, adamw, lr, step, clip);
+  else if (muon_) muon_->update(store, adamw, lr, step, clip);
   else adamw_update(store, adamw, lr, step, clip);
   r.applied = true;
   r.optimizer_seconds =

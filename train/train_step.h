@@ -2,7 +2,7 @@
 // no-allocation test and the PyTorch parity dump all run TrainStep::run, and
 // train_step.cpp reads top to bottom as the step itself: sampler → taped
 // forward → loss → backward, over K micro-batches → gradient all-reduce
-// (Note [Gradient all-reduce seam]) → clip → AdamW → zeroing.
+// (Note [Gradient all-reduce seam]) → clip → AdamW (or Muon) → zeroing.
 #pragma once
 
 #include <cstdint>
@@ -85,6 +85,10 @@ class TrainStep {
   // Else this rank's slice only, then the all-gather (Note [Sharded
   // optimizer state] in optimizer_shard.h).
   void set_optimizer_shard(OptimizerShard* shard) { shard_ = shard; }
+  // Null (the default): AdamW over every parameter. Else Muon over the
+  // blocks' matrices and AdamW over the rest (Note [Muon] in optimizer.h),
+  // lr being Muon's; never with a shard.
+  void set_muon(Muon* muon) { muon_ = muon; }
 
   // The activation arena, free between steps: evaluation reuses it.
   autograd::Arena& arena() { return arena_; }
@@ -101,6 +105,7 @@ class TrainStep {
   std::vector<int32_t> inputs_, targets_;
   GradientReducer* reducer_ = nullptr;
   OptimizerShard* shard_ = nullptr;
+  Muon* muon_ = nullptr;
 };
 
 }  // namespace train

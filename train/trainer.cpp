@@ -115,6 +115,10 @@ class Trainer {
       model.store.m.resize(model.store.total);
       model.store.v.resize(model.store.total);
     }
+    if (o.optimizer == OptimizerKind::Muon) {  // Note [Muon]; options_error refused a shard
+      muon_ = std::make_unique<Muon>(model.store, o.muon, o.schedule.lr);
+      step_.set_muon(muon_.get());
+    }
     const int64_t V = model.config.vocab_size, T = model.config.block_size;
     for (const data::TokenFile* f : {&train_file_, &val_file_})
       if (f->vocab_size() > V)
@@ -155,6 +159,7 @@ class Trainer {
   int nonfinite_rank_ = 0;  // the first rank whose own loss was not finite
   std::unique_ptr<DataParallelReducer> data_parallel_;  // with several processes only
   std::unique_ptr<OptimizerShard> shard_;                // with --shard-optimizer and several processes
+  std::unique_ptr<Muon> muon_;                           // with --optimizer muon
 };
 
 // One optimizer step (train_step.cpp) at the schedule's learning rate, then
@@ -193,6 +198,7 @@ void Trainer::save(const std::string& path, bool with_optimizer, checkpoints::Mo
   meta.train.data_hash = data_hash();
   meta.train.run_dir = o_.out_dir;
   meta.train.flags = options_to_flags(o_);
+  meta.optimizer.name = optimizer_name(o_.optimizer);
   meta.optimizer.step = state_.step;
   meta.optimizer.lr = lr_at(o_.schedule, std::max<int64_t>(0, state_.step - 1));
   meta.optimizer.beta1 = o_.adamw.beta1;

@@ -162,4 +162,34 @@ void adamw_update(float* param, float* m, float* v, float* grad, int64_t n, floa
                   float beta1, float beta2, float eps, float weight_decay, int64_t step,
                   float grad_scale);
 
+// ---- Muon for one weight matrix W[rows, cols] (Note [Muon] in train/optimizer.h)
+// Keller Jordan's quintic Newton–Schulz coefficients and iteration count,
+// and the eps added to the Frobenius norm.
+constexpr float kMuonA = 3.4445f, kMuonB = -4.7750f, kMuonC = 2.0315f;
+constexpr int kMuonSteps = 5;
+constexpr float kMuonEps = 1e-7f;
+// Floats of scratch muon_update needs for a [rows, cols] matrix, and
+// newton_schulz for its X[R, K] (R ≤ K): the next X, A = X·Xᵀ and A·A.
+int64_t muon_scratch_floats(int64_t rows, int64_t cols);
+int64_t newton_schulz_scratch_floats(int64_t R, int64_t K);
+// Muon's first stage, fused with clipping and gradient zeroing as adamw_update:
+//   g = grad·grad_scale, then grad = 0;  m = μ·m + g;  u = g + μ·m (Nesterov);
+//   x = u / (‖u‖_F + kMuonEps), written as [rows, cols], or transposed as
+//   [cols, rows] when rows > cols, so that x is never tall.
+void muon_momentum(float* x, float* m, float* grad, int64_t rows, int64_t cols, float momentum,
+                   float grad_scale);
+// `steps` iterations in place on x[R, K], R ≤ K, every product an sgemm:
+//   A = x·xᵀ [R,R];  B = b·A + c·A·A;  x = a·x + B·x,  (a, b, c) = kMuon{A,B,C}.
+// Each maps every singular value σ of x to aσ + bσ³ + cσ⁵ and keeps its
+// singular vectors: five from ‖x‖_F ≤ 1 leave them near 1 (Note [Muon]).
+void newton_schulz(float* x, float* scratch, int64_t R, int64_t K, int steps);
+// The update: param = param·(1 - lr·wd) - lr·√max(1, rows/cols)·o, o the
+// orthogonalised x back in [rows, cols] (transposed again when tall).
+void muon_apply(float* param, const float* x, int64_t rows, int64_t cols, float lr,
+                float weight_decay);
+// The three in order: muon_momentum into the scratch, newton_schulz for
+// kMuonSteps, muon_apply. scratch holds muon_scratch_floats(rows, cols).
+void muon_update(float* param, float* m, float* grad, float* scratch, int64_t rows, int64_t cols,
+                 float lr, float momentum, float weight_decay, float grad_scale);
+
 }  // namespace kernels

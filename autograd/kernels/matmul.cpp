@@ -7,6 +7,7 @@
 #include "autograd/kernels/blas_setup.h"
 #include "autograd/kernels/kernels.h"
 #include "autograd/kernels/reduce.h"
+#include "autograd/kernels/sgemm.h"
 
 namespace kernels {
 
@@ -71,9 +72,9 @@ int64_t split_pieces(int64_t dim, int64_t work_flops) {
 // register tiles), so only the last piece has a ragged edge.
 int64_t piece_width(int64_t dim, int64_t pieces) { return ((dim + pieces - 1) / pieces + 15) / 16 * 16; }
 
-// C[M,N] = op(A)·op(B) + beta·C as sgemm_fixed_k, cut along M or N (the
-// larger) into shape-fixed pieces run in parallel when OpenBLAS does not
-// thread the call itself.
+}  // namespace
+
+// sgemm.h: sgemm_fixed_k cut into the pieces above.
 void sgemm_split(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t M, int64_t N, int64_t K,
                  const float* A, int64_t lda, const float* B, int64_t ldb, float beta, float* C,
                  int64_t ldc) {
@@ -96,6 +97,8 @@ void sgemm_split(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t M, int64_t N, i
                     beta, C + start, ldc);
   }
 }
+
+namespace {
 
 // out[OC] = W[OC,IC]·x + beta·out, cut into shape-fixed row pieces as sgemm_split.
 void sgemv_split(const float* W, const float* x, float beta, float* out, int64_t OC, int64_t IC) {

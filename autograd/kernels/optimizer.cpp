@@ -1,9 +1,13 @@
-// Gradient-norm, scaling and AdamW kernels over the flat parameter buffers.
+// Gradient-norm, scaling, AdamW and Muon kernels over the flat parameter
+// buffers.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <utility>
 
 #include "autograd/kernels/kernels.h"
 #include "autograd/kernels/reduce.h"
+#include "autograd/kernels/sgemm.h"
 
 namespace kernels {
 
@@ -84,6 +88,75 @@ void adamw_update(float* param, float* m, float* v, float* grad, int64_t n, floa
     p = mul_add(-step_size, mi / denom, p);
     param[i] = p;
   }
+}
+
+int64_t newton_schulz_scratch_floats(int64_t R, int64_t K) { return R * K + 2 * R * R; }
+
+int64_t muon_scratch_floats(int64_t rows, int64_t cols) {
+  return rows * cols + newton_schulz_scratch_floats(std::min(rows, cols), std::max(rows, cols));
+}
+
+void muon_momentum(float* x, float* m, float* grad, int64_t rows, int64_t cols, float momentum,
+                   float grad_scale) {
+  const int64_t n = rows * cols;
+  const bool tall = rows > cols;  // x is [cols, rows] then
+#pragma omp parallel for schedule(static) if (n > 32768)
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t i = r * cols + c;
+      const float g = grad[i] * grad_scale;
+      grad[i] = 0.0f;
+      const float mi = mul_add(m[i], momentum, g);
+      m[i] = mi;
+      x[tall ? c * rows + r : i] = mul_add(momentum, mi, g);
+    }
+  // sum_squares adds in an order fixed by n: the same bits for any thread count.
+  const float inv = static_cast<float>(1.0 / (std::sqrt(sum_squares(x, n)) + kMuonEps));
+  scale_inplace(x, inv, n);
+}
+
+void newton_schulz(float* x, float* scratch, int64_t R, int64_t K, int steps) {
+  // x[R,K] and y[R,K] take turns holding the iterate; A[R,R] = x·xᵀ, and
+  // AA[R,R] = A·A, then B = b·A + c·A·A in its place.
+  float* y = scratch;
+  float* A = y + R * K;
+  float* AA = A + R * R;
+  float* cur = x;
+  float* next = y;
+  const int64_t RR = R * R, n = R * K;
+  for (int s = 0; s < steps; ++s) {
+    sgemm_split(CblasNoTrans, CblasTrans, R, R, K, cur, K, cur, K, 0.0f, A, R);
+    sgemm_split(CblasNoTrans, CblasNoTrans, R, R, R, A, R, A, R, 0.0f, AA, R);
+#pragma omp parallel for simd schedule(static) if (RR > 32768)
+    for (int64_t i = 0; i < RR; ++i) AA[i] = mul_add(kMuonC, AA[i], kMuonB * A[i]);
+    sgemm_split(CblasNoTrans, CblasNoTrans, R, K, R, AA, R, cur, K, 0.0f, next, K);  // B·x
+#pragma omp parallel for simd schedule(static) if (n > 32768)
+    for (int64_t i = 0; i < n; ++i) next[i] = mul_add(kMuonA, cur[i], next[i]);
+    std::swap(cur, next);
+  }
+  if (cur != x) std::memcpy(x, cur, static_cast<size_t>(n) * sizeof(float));
+}
+
+void muon_apply(float* param, const float* x, int64_t rows, int64_t cols, float lr,
+                float weight_decay) {
+  const float decay = static_cast<float>(1.0 - static_cast<double>(lr) * weight_decay);
+  const double shape_scale = std::sqrt(std::max(1.0, static_cast<double>(rows) / static_cast<double>(cols)));
+  const float step_size = static_cast<float>(static_cast<double>(lr) * shape_scale);
+  const bool tall = rows > cols;  // x is [cols, rows]
+#pragma omp parallel for schedule(static) if (rows * cols > 32768)
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t i = r * cols + c;
+      param[i] = mul_add(-step_size, x[tall ? c * rows + r : i], param[i] * decay);
+    }
+}
+
+void muon_update(float* param, float* m, float* grad, float* scratch, int64_t rows, int64_t cols,
+                 float lr, float momentum, float weight_decay, float grad_scale) {
+  float* x = scratch;  // [min, max] of rows and cols
+  muon_momentum(x, m, grad, rows, cols, momentum, grad_scale);
+  newton_schulz(x, scratch + rows * cols, std::min(rows, cols), std::max(rows, cols), kMuonSteps);
+  muon_apply(param, x, rows, cols, lr, weight_decay);
 }
 
 }  // namespace kernels

@@ -1,6 +1,7 @@
 // Naive double-precision reference kernels (see reference.h).
 #include "autograd/kernels/reference.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -332,6 +333,70 @@ void crossentropy_backward(double* dlogits, const double* probs, const int32_t* 
   for (int64_t n = 0; n < N; ++n)
     for (int64_t j = 0; j < V; ++j)
       dlogits[n * V + j] += scale * (probs[n * V + j] - (j == targets[n] ? 1.0 : 0.0));
+}
+
+void muon_momentum(double* x, double* m, const double* grad, int64_t rows, int64_t cols,
+                   double momentum, double grad_scale) {
+  const bool tall = rows > cols;
+  double sum = 0.0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t i = r * cols + c;
+      const double g = grad[i] * grad_scale;
+      m[i] = momentum * m[i] + g;
+      const double u = g + momentum * m[i];
+      x[tall ? c * rows + r : i] = u;
+      sum += u * u;
+    }
+  const double norm = std::sqrt(sum) + static_cast<double>(kMuonEps);
+  for (int64_t i = 0; i < rows * cols; ++i) x[i] /= norm;
+}
+
+void newton_schulz(double* x, int64_t R, int64_t K, int steps, double a, double b, double c) {
+  std::vector<double> A(static_cast<size_t>(R * R)), B(A.size()), y(static_cast<size_t>(R * K));
+  for (int s = 0; s < steps; ++s) {
+    for (int64_t i = 0; i < R; ++i)  // A = x·xᵀ
+      for (int64_t j = 0; j < R; ++j) {
+        double acc = 0.0;
+        for (int64_t k = 0; k < K; ++k) acc += x[i * K + k] * x[j * K + k];
+        A[i * R + j] = acc;
+      }
+    for (int64_t i = 0; i < R; ++i)  // B = b·A + c·A·A
+      for (int64_t j = 0; j < R; ++j) {
+        double acc = 0.0;
+        for (int64_t k = 0; k < R; ++k) acc += A[i * R + k] * A[k * R + j];
+        B[i * R + j] = b * A[i * R + j] + c * acc;
+      }
+    for (int64_t i = 0; i < R; ++i)  // y = a·x + B·x
+      for (int64_t j = 0; j < K; ++j) {
+        double acc = 0.0;
+        for (int64_t k = 0; k < R; ++k) acc += B[i * R + k] * x[k * K + j];
+        y[i * K + j] = a * x[i * K + j] + acc;
+      }
+    for (int64_t i = 0; i < R * K; ++i) x[i] = y[i];
+  }
+}
+
+void muon_apply(double* param, const double* x, int64_t rows, int64_t cols, double lr,
+                double weight_decay) {
+  const bool tall = rows > cols;
+  const double scale = std::sqrt(std::max(1.0, static_cast<double>(rows) / static_cast<double>(cols)));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t i = r * cols + c;
+      param[i] = param[i] * (1.0 - lr * weight_decay) - lr * scale * x[tall ? c * rows + r : i];
+    }
+}
+
+void muon_update(double* param, double* m, const double* grad, int64_t rows, int64_t cols,
+                 double lr, double momentum, double weight_decay, double grad_scale) {
+  std::vector<double> x(static_cast<size_t>(rows * cols));
+  muon_momentum(x.data(), m, grad, rows, cols, momentum, grad_scale);
+  // The published coefficients as float32 holds them (the kernels compute
+  // with those), written out here: the oracle's own copy.
+  newton_schulz(x.data(), std::min(rows, cols), std::max(rows, cols), 5, static_cast<double>(3.4445f),
+                static_cast<double>(-4.7750f), static_cast<double>(2.0315f));
+  muon_apply(param, x.data(), rows, cols, lr, weight_decay);
 }
 
 }  // namespace kernels::reference

@@ -71,4 +71,16 @@ void crossentropy_forward(double* losses, double* probs, const double* logits,
 void crossentropy_backward(double* dlogits, const double* probs, const int32_t* targets,
                            double scale, int64_t N, int64_t V);
 
+// Muon's stages for W[rows, cols] as kernels.h's muon_* (x never tall), the
+// Newton–Schulz coefficients given, so a test can also pass their absolute
+// values to get Σ|terms|. newton_schulz runs on x[R, K], R ≤ K, in place.
+void muon_momentum(double* x, double* m, const double* grad, int64_t rows, int64_t cols,
+                   double momentum, double grad_scale);
+void newton_schulz(double* x, int64_t R, int64_t K, int steps, double a, double b, double c);
+void muon_apply(double* param, const double* x, int64_t rows, int64_t cols, double lr,
+                double weight_decay);
+// The three in order: five iterations with the published coefficients.
+void muon_update(double* param, double* m, const double* grad, int64_t rows, int64_t cols,
+                 double lr, double momentum, double weight_decay, double grad_scale);
+
 }  // namespace kernels::reference

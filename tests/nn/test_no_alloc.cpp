@@ -1,7 +1,7 @@
 // After the first training step, a step makes no heap allocation: the arena,
 // the tape and the batch buffers keep their capacity. The step tested is the
 // trainer's own (train/train_step.h): sampler over a token file, K
-// micro-batches with dropout, backward, clip, AdamW. Every way to allocate is
+// micro-batches with dropout, backward, clip, AdamW or Muon. Every way to allocate is
 // counted — operator new, and (outside AddressSanitizer, whose runtime owns
 // them) malloc, calloc, realloc, aligned_alloc, memalign and posix_memalign —
 // by replacing them for this test executable.
@@ -169,8 +169,9 @@ TEST_CASE("the allocation counter counts every way to allocate", "[alloc]") {
 }
 
 TEST_CASE("a training step allocates nothing after the first", "[alloc]") {
-  for (const char* sampler : {"random", "sequential"}) {
-    INFO("sampler " << sampler);
+  for (const char* sampler : {"random", "sequential"})
+  for (const bool with_muon : {false, true}) {  // Muon's scratch is allocated with it, once
+    INFO("sampler " << sampler << (with_muon ? ", Muon" : ", AdamW"));
     nn::GPTConfig c = testing::tiny_config();
     c.dropout = 0.1f;
     nn::GPT m = nn::gpt_create(c);
@@ -184,6 +185,8 @@ TEST_CASE("a training step allocates nothing after the first", "[alloc]") {
     const int64_t B = 4, K = 2;
     train::TokenFileBatches batches(file, sampler, B, c.block_size, 0);
     train::TrainStep step(m, train::StepShape{B, c.block_size, K});
+    train::Muon muon(m.store, train::MuonConfig{}, 0.02);
+    if (with_muon) step.set_muon(&muon);
     tg::Rng rng(5);
     int64_t step_number = 0;
     auto run = [&] { return step.run(batches, rng, train::AdamWConfig{}, 1e-3f, ++step_number).applied; };

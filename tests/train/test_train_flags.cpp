@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <set>
 #include <string>
+#include <tuple>
 #include <variant>
 #include <vector>
 
@@ -17,9 +18,8 @@ TEST_CASE("/train/flags keeps its names and order", "[flags]") {
   const std::vector<std::string> expected = {
       "data", "batch_size", "grad_accum", "max_steps", "lr", "min_lr", "warmup",
       "lr_decay_steps", "weight_decay", "beta1", "beta2", "eps", "grad_clip", "seed",
-      "sampler", "eval_interval", "eval_steps", "ckpt_interval", "keep",
-      // slots 19-21 are another build's (--optimizer); an unfilled slot is left out
-      "lr_schedule", "lr_decay_frac", "zero_init_proj", "preset"};
+      "sampler", "eval_interval", "eval_steps", "ckpt_interval", "keep", "optimizer", "adamw_lr",
+      "muon_momentum", "lr_schedule", "lr_decay_frac", "zero_init_proj", "preset"};
   const std::vector<checkpoints::Flag> flags = train::options_to_flags(train::default_options());
   std::vector<std::string> names;
   for (const checkpoints::Flag& f : flags) names.push_back(f.name);
@@ -44,6 +44,8 @@ TEST_CASE("every saved flag reads back into the same options", "[flags]") {
   o.schedule.decay_frac = 0.35;
   o.zero_init_proj = true;
   o.preset = "shakespeare-fast";
+  o.optimizer = train::OptimizerKind::Muon;
+  o.muon = {0.9f, 1.5e-3};
   train::TrainOptions back;
   train::options_from_flags(train::options_to_flags(o), &back);
   CHECK(back.data_dir == o.data_dir);
@@ -69,6 +71,9 @@ TEST_CASE("every saved flag reads back into the same options", "[flags]") {
   CHECK(back.schedule.decay_frac == 0.35);
   CHECK(back.zero_init_proj);
   CHECK(back.preset == "shakespeare-fast");
+  CHECK(back.optimizer == o.optimizer);
+  CHECK(back.muon.momentum == o.muon.momentum);
+  CHECK(back.muon.adamw_lr == o.muon.adamw_lr);
 }
 
 TEST_CASE("a checkpoint from before the time-to-loss flags resumes with today's behaviour", "[flags]") {
@@ -169,6 +174,48 @@ TEST_CASE("flag values from text: types checked, one-line errors", "[flags]") {
   CHECK_THROWS_AS(train::set_flag_from_text(*train::find_train_flag("lr"), "fast", &o), tg::UsageError);
   CHECK_THROWS_AS(train::set_flag_from_text(*train::find_train_flag("no-bias"), "1", &o), tg::UsageError);
   CHECK_THROWS_AS(train::set_flag_from_text(*train::find_train_flag("mlp"), "tanh", &o), tg::UsageError);
+}
+
+TEST_CASE("--optimizer, --adamw-lr and --muon-momentum: defaults, saved slots, errors", "[flags]") {
+  // Note [Muon] in train/optimizer.h; a checkpoint from before them resumes as AdamW.
+  const std::vector<std::tuple<std::string, std::string, int, std::string>> rows = {
+      {"optimizer", "adamw", 19, "optimizer"}, {"adamw-lr", "0.003", 20, "adamw_lr"},
+      {"muon-momentum", "0.95", 21, "muon_momentum"}};
+  for (const auto& [flag, fallback, slot, saved] : rows) {
+    INFO(flag);
+    const train::TrainFlag* f = train::find_train_flag(flag);
+    REQUIRE(f != nullptr);
+    CHECK(f->group == "optimisation");
+    CHECK(f->default_text == fallback);
+    CHECK_FALSE(f->resumable);
+    CHECK(f->saved_slot == slot);
+    CHECK(f->saved_as == saved);
+  }
+  train::TrainOptions o = train::default_options();
+  CHECK(o.optimizer == train::OptimizerKind::AdamW);
+  train::options_from_flags({checkpoints::Flag{"lr", 1e-3}}, &o);  // no optimizer flag saved
+  CHECK(o.optimizer == train::OptimizerKind::AdamW);
+  train::find_train_flag("optimizer")->set(o, std::string("muon"));
+  CHECK(o.optimizer == train::OptimizerKind::Muon);
+  o.schedule.decay_steps = o.max_steps;  // as the command line defaults it
+  try {
+    train::find_train_flag("optimizer")->set(o, std::string("sgd"));
+    FAIL("no error");
+  } catch (const tg::UsageError& e) {
+    CHECK(std::string(e.what()) == "--optimizer must be 'adamw' or 'muon' (got 'sgd')");
+  }
+  CHECK(o.optimizer == train::OptimizerKind::Muon);
+  CHECK(train::options_error(o).empty());
+  o.muon.momentum = 1.0f;
+  CHECK(train::options_error(o) == "--muon-momentum must be in [0, 1)");
+  o.muon.momentum = 0.95f;
+  o.muon.adamw_lr = 0.0;
+  CHECK(train::options_error(o) == "--adamw-lr must be a positive number");
+  o.muon.adamw_lr = 3e-3;
+  o.shard_optimizer = true;  // Muon needs whole matrices
+  CHECK(train::options_error(o).find("--shard-optimizer cannot run --optimizer muon") == 0);
+  o.optimizer = train::OptimizerKind::AdamW;
+  CHECK(train::options_error(o).empty());
 }
 
 TEST_CASE("a saved flag of the wrong type is a data error; an unknown one is ignored", "[flags]") {

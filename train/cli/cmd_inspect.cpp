@@ -52,8 +52,12 @@ void print_header(const std::string& path, const checkpoints::Inspection& in) {
               m.train.run_dir.c_str());
   std::printf("  tokenizer       %s, %lld tokens, %lld merges\n", m.tokenizer.type.c_str(),
               static_cast<long long>(in.n_tokens), static_cast<long long>(in.n_merges));
-  std::printf("  optimizer       %s\n", in.has_moments ? "AdamW moments saved (resumable)"
-                                                       : "no moments (model only)");
+  // Note [Muon] in train/optimizer.h: a Muon run's m holds Muon's momentum
+  // for the blocks' matrices (their v stays zero) and AdamW's for the rest.
+  const bool muon = m.optimizer.name == "muon";
+  if (!in.has_moments) std::printf("  optimizer       %s, no moments (model only)\n", m.optimizer.name.c_str());
+  else if (muon) std::printf("  optimizer       muon: Muon momentum (blocks' matrices, in m) and AdamW moments (the rest) saved (resumable)\n");
+  else std::printf("  optimizer       %s: AdamW moments saved (resumable)\n", m.optimizer.name.c_str());
   if (!m.train.flags.empty()) {
     std::printf("  flags          ");
     for (const checkpoints::Flag& f : m.train.flags) std::printf(" %s=%s", f.name.c_str(), flag_text(f).c_str());

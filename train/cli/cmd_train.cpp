@@ -91,6 +91,12 @@ train::TrainOptions options_from_command_line(const cxxopts::ParseResult& r) {
         if (std::string(kv.first) == flag) return true;
     return false;
   };
+  // Muon's own default rate, unless the command line names one (a recipe's
+  // --lr is AdamW's).
+  if (o.optimizer == train::OptimizerKind::Muon && !r.count("lr")) o.schedule.lr = train::kDefaultMuonLr;
+  if (o.optimizer == train::OptimizerKind::AdamW && (r.count("adamw-lr") || r.count("muon-momentum")))
+    throw tg::UsageError(std::string("--") + (r.count("adamw-lr") ? "adamw-lr" : "muon-momentum") +
+                         " is a setting of --optimizer muon; with adamw, --lr is AdamW's learning rate");
   if (!given("min-lr")) o.schedule.min_lr = o.schedule.lr / 10.0;
   if (!given("lr-decay-steps")) o.schedule.decay_steps = o.max_steps;
   if (r.count("lr-decay-frac") && o.schedule.shape != train::LrShape::Wsd)
@@ -133,10 +139,26 @@ int start_run(const cxxopts::ParseResult& r) {
   return train::run_training(o, model, tokenizer.spec(), train::new_run_state(o.seed), false, false);
 }
 
+// A run resumes with the optimizer it was saved by, whose state the file
+// holds (Note [Muon] in train/optimizer.h): /optimizer's name and the saved
+// flag must agree, and a --optimizer given may only restate it.
+void resume_optimizer_check(const std::string& path, const std::string& saved_name, train::OptimizerKind run,
+                            const cxxopts::ParseResult& r) {
+  const std::string name = train::optimizer_name(run);
+  if (saved_name != name)
+    throw tg::DataError(path + ": /optimizer holds the state of '" + saved_name + "' but the run's flags say '" +
+                        name + "'; the checkpoint is damaged or from another program");
+  if (r.count("optimizer") && get<std::string>(r, "optimizer") != name)
+    throw tg::UsageError("--optimizer " + get<std::string>(r, "optimizer") + ": the run in " + path +
+                         " was trained with --optimizer " + name + " and resumes with it; to switch, start a "
+                         "new run from its weights with --init-from " + path);
+}
+
 int resume_run(const cxxopts::ParseResult& r) {
   for (const auto& kv : r.arguments()) {
     const train::TrainFlag* f = train::find_train_flag(kv.key());
-    const bool common = kv.key() == "threads" || kv.key() == "help";
+    // --optimizer may restate the run's own (checked below, once it is known).
+    const bool common = kv.key() == "threads" || kv.key() == "help" || kv.key() == "optimizer";
     if (!common && !(f && f->resumable))
       throw tg::UsageError("--" + kv.key() + " cannot be changed when resuming: the run keeps the value "
                            "saved in its checkpoint (remove the flag, or start a new run)");
@@ -148,6 +170,7 @@ int resume_run(const cxxopts::ParseResult& r) {
   train::TrainOptions o = train::default_options();
   o.model = ck.meta.config;
   train::options_from_flags(ck.meta.train.flags, &o);
+  resume_optimizer_check(path, ck.meta.optimizer.name, o.optimizer, r);
   // Note [Where a run writes] in run_dir.h: never the directory recorded in the file.
   o.out_dir = r.count("out") ? get<std::string>(r, "out") : train::checkpoint_dir(path);
   const std::string other = train::other_run_in(o.out_dir, ck.meta, path);

@@ -225,8 +225,8 @@ TEST_CASE("the memory plan sizes the arena of a training step", "[alloc]") {
 
 // The bf16 matmuls keep their oneDNN primitives, memory objects and
 // scratchpads per shape and thread (Note [bf16 matmuls]): after the first
-// call of a shape, none of our code allocates. oneDNN itself builds an
-// argument map per execution; those are counted apart and reported.
+// call of a shape, none of our code allocates. oneDNN itself allocates
+// inside each execution; those are counted apart and reported.
 TEST_CASE("bf16 matmuls allocate nothing of ours after the first call of a shape", "[alloc][bf16]") {
   if (!kernels::bf16_matmul_available()) {
     if (test_support::no_skip()) FAIL("built without oneDNN (libdnnl-dev), under TAPEGPT_NO_SKIP=1");
@@ -249,5 +249,5 @@ TEST_CASE("bf16 matmuls allocate nothing of ours after the first call of a shape
   for (int i = 0; i < 3; ++i) run();
   CHECK(g_allocations.load() - before == 0);
   WARN("three bf16 forward + backward calls: " << g_dnnl_allocations.load() - dnnl_before
-                                               << " allocations inside oneDNN (its per-execution argument map)");
+                                               << " allocations inside oneDNN itself");
 }

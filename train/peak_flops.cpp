@@ -5,6 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+
+#include "autograd/kernels/bf16.h"
+#include "autograd/kernels/kernels.h"
 
 namespace train {
 
@@ -15,6 +19,19 @@ double time_sgemm(int n, const float* a, const float* b, float* c) {
   const auto t0 = std::chrono::steady_clock::now();
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Median seconds of `reps` calls of f after one untimed call.
+double median_seconds(const std::function<void()>& f, int reps) {
+  f();
+  std::vector<double> s;
+  for (int rep = 0; rep < reps; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(s.begin(), s.end());
+  return s[s.size() / 2];
 }
 
 }  // namespace
@@ -40,6 +57,37 @@ std::vector<SgemmRate> measure_sgemm_rates(const std::vector<int>& sizes, int re
       rate.push_back(2.0 * n * n * n / time_sgemm(n, a.data(), b.data(), c.data()));
     std::sort(rate.begin(), rate.end());
     rates.push_back({n, rate[rate.size() / 2]});
+  }
+  return rates;
+}
+
+std::vector<Bf16Rate> measure_bf16_rates(int reps) {
+  std::vector<Bf16Rate> rates = {{"GPT-2 qkv", 512, 768, 2304},
+                                 {"GPT-2 MLP up", 512, 768, 3072},
+                                 {"GPT-2 MLP down", 512, 3072, 768},
+                                 {"GPT-2 lm_head", 256, 768, 50257},
+                                 {"M qkv", 1024, 384, 1152}};
+  for (Bf16Rate& r : rates) {
+    const int64_t N = r.rows, IC = r.IC, OC = r.OC;
+    std::vector<float> inp(N * IC, 0.5f), w(OC * IC, 0.25f), dout(N * OC, 0.125f), out(N * OC), dinp(N * IC),
+        dw(OC * IC);
+    std::vector<uint16_t> binp(inp.size()), bw(w.size()), bdout(dout.size());
+    kernels::round_to_bf16(binp.data(), inp.data(), N * IC);
+    kernels::round_to_bf16(bw.data(), w.data(), OC * IC);
+    kernels::round_to_bf16(bdout.data(), dout.data(), N * OC);
+    const double flops = 2.0 * N * IC * OC;
+    const std::function<void()> bf16[3] = {
+        [&] { kernels::linear_forward_bf16(out.data(), binp.data(), bw.data(), nullptr, N, IC, OC); },
+        [&] { kernels::linear_backward_bf16(dinp.data(), nullptr, bdout.data(), binp.data(), bw.data(), N, IC, OC); },
+        [&] { kernels::linear_backward_bf16(nullptr, dw.data(), bdout.data(), binp.data(), bw.data(), N, IC, OC); }};
+    const std::function<void()> fp32[3] = {
+        [&] { kernels::linear_forward(out.data(), inp.data(), w.data(), nullptr, N, IC, OC); },
+        [&] { kernels::linear_backward(dinp.data(), nullptr, nullptr, dout.data(), inp.data(), w.data(), N, IC, OC); },
+        [&] { kernels::linear_backward(nullptr, dw.data(), nullptr, dout.data(), inp.data(), w.data(), N, IC, OC); }};
+    for (int form = 0; form < 3; ++form) {
+      r.bf16_flops[form] = flops / median_seconds(bf16[form], reps);
+      r.fp32_flops[form] = flops / median_seconds(fp32[form], reps);
+    }
   }
   return rates;
 }

@@ -2,6 +2,8 @@
 // efficiency (achieved model FLOP/s as a share of what sgemm reaches here).
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace train {
@@ -22,5 +24,21 @@ struct SgemmRate {
 // square sizes 1024, 1536 and 2048, median of 7 calls each (a few seconds
 // of work). A median, unlike the best call, is what a long run can expect.
 std::vector<SgemmRate> measure_sgemm_rates(const std::vector<int>& sizes = {1024, 1536, 2048}, int reps = 7);
+
+// `tapegpt bench --bf16-rate` (issue 22): one linear layer's three matmuls
+// (forward inp·Wᵀ, input gradient dout·W, weight gradient doutᵀ·inp), each
+// 2·rows·IC·OC FLOPs, through the bf16 kernels (oneDNN, bf16.h) and through
+// the float32 ones (OpenBLAS sgemm), median of `reps` calls after one
+// untimed call each. Meaningful only where oneDNN runs on AMX
+// (kernels::amx_bf16_usable()): elsewhere the caller reports that instead.
+struct Bf16Rate {
+  std::string layer;  // e.g. "GPT-2 qkv"
+  int64_t rows = 0, IC = 0, OC = 0;
+  double bf16_flops[3] = {};  // forward, input gradient, weight gradient: FLOP/s
+  double fp32_flops[3] = {};
+};
+// The layers of issue 22's measurement: GPT-2 small's qkv, MLP up and down
+// (512 rows), its lm_head (256 rows) and the M shape's qkv (1024 rows).
+std::vector<Bf16Rate> measure_bf16_rates(int reps = 5);
 
 }  // namespace train

@@ -33,6 +33,37 @@ void linear_backward(double* dinp, double* dweight, double* dbias, const double*
     }
 }
 
+double round_to_bf16(double x) {
+  if (!std::isfinite(x) || x == 0.0) return x;
+  int e;
+  std::frexp(x, &e);  // |x| in [2^(e-1), 2^e): 8 significant bits leave a spacing of 2^(e-8)
+  const double spacing = std::ldexp(1.0, std::max(e, -125) - 8);
+  const double r = std::nearbyint(x / spacing) * spacing;
+  const double largest = std::ldexp(2.0 - std::ldexp(1.0, -7), 127);
+  return std::fabs(r) > largest ? std::copysign(std::numeric_limits<double>::infinity(), x) : r;
+}
+
+namespace {
+std::vector<double> rounded_to_bf16(const double* x, int64_t n) {
+  std::vector<double> r(x, x + n);
+  for (double& v : r) v = round_to_bf16(v);
+  return r;
+}
+}  // namespace
+
+void linear_forward_bf16(double* out, const double* inp, const double* weight, const double* bias,
+                         int64_t N, int64_t IC, int64_t OC) {
+  const std::vector<double> x = rounded_to_bf16(inp, N * IC), w = rounded_to_bf16(weight, OC * IC);
+  linear_forward(out, x.data(), w.data(), bias, N, IC, OC);
+}
+
+void linear_backward_bf16(double* dinp, double* dweight, const double* dout, const double* inp,
+                          const double* weight, int64_t N, int64_t IC, int64_t OC) {
+  const std::vector<double> d = rounded_to_bf16(dout, N * OC), x = rounded_to_bf16(inp, N * IC),
+                            w = rounded_to_bf16(weight, OC * IC);
+  linear_backward(dinp, dweight, nullptr, d.data(), x.data(), w.data(), N, IC, OC);
+}
+
 void embedding_forward(double* out, const int32_t* ids, const double* wte, const double* wpe,
                        int64_t B, int64_t T, int64_t C) {
   for (int64_t b = 0; b < B; ++b)

@@ -16,6 +16,20 @@ void linear_forward(double* out, const double* inp, const double* weight, const 
 void linear_backward(double* dinp, double* dweight, double* dbias, const double* dout,
                      const double* inp, const double* weight, int64_t N, int64_t IC, int64_t OC);
 
+// bf16 (Note [bf16 matmuls] in bf16.h), written apart from the kernels' bit
+// arithmetic: x rounded to 8 significant bits, to nearest with ties to even
+// (std::nearbyint in the default rounding mode), on bf16's exponent range:
+// spacing 2^-133 below 2^-126 (subnormals), ±Inf past the largest finite
+// (2 - 2^-7)·2^127 after rounding; NaN and ±Inf unchanged.
+double round_to_bf16(double x);
+// The linear pair with both matmul operands rounded to bf16 first, then the
+// double linear_forward / linear_backward above (bias and gradients not
+// rounded; no bias gradient: it takes no bf16 operand).
+void linear_forward_bf16(double* out, const double* inp, const double* weight, const double* bias,
+                         int64_t N, int64_t IC, int64_t OC);
+void linear_backward_bf16(double* dinp, double* dweight, const double* dout, const double* inp,
+                          const double* weight, int64_t N, int64_t IC, int64_t OC);
+
 void embedding_forward(double* out, const int32_t* ids, const double* wte, const double* wpe,
                        int64_t B, int64_t T, int64_t C);
 void embedding_backward(double* dwte, double* dwpe, const double* dout, const int32_t* ids,

@@ -28,21 +28,27 @@
 #include <string>
 #include <vector>
 
+#include "autograd/kernels/bf16.h"
 #include "data/token_file.h"
 #include "model_fixture.h"
+#include "support/no_skip.h"
 #include "train/token_batches.h"
 #include "train/train_step.h"
 
 namespace {
 std::atomic<int64_t> g_allocations{0};          // all but OpenMP's own
 std::atomic<int64_t> g_openmp_allocations{0};   // Note [OpenMP's own allocations]
+std::atomic<int64_t> g_dnnl_allocations{0};     // Note [bf16 matmuls] in bf16.h
 
 // `caller` is the return address of the allocation function: its code's
-// library tells libgomp's allocations from everyone else's.
+// library tells libgomp's and oneDNN's allocations from everyone else's.
 void count_allocation(const void* caller) {
   Dl_info info;
-  if (dladdr(caller, &info) && info.dli_fname && std::strstr(info.dli_fname, "libgomp"))
+  const bool named = dladdr(caller, &info) && info.dli_fname;
+  if (named && std::strstr(info.dli_fname, "libgomp"))
     g_openmp_allocations.fetch_add(1, std::memory_order_relaxed);
+  else if (named && std::strstr(info.dli_fname, "libdnnl"))
+    g_dnnl_allocations.fetch_add(1, std::memory_order_relaxed);
   else
     g_allocations.fetch_add(1, std::memory_order_relaxed);
 }
@@ -218,4 +224,33 @@ TEST_CASE("the memory plan sizes the arena of a training step", "[alloc]") {
     CHECK(step.arena().peak_floats() == step.plan().total_floats);  // and is all the step asked for
     CHECK(step.plan().total_floats < step.plan().unplanned_floats);  // buffers share floats
   }
+}
+
+// The bf16 matmuls keep their oneDNN primitives, memory objects and
+// scratchpads per shape and thread (Note [bf16 matmuls]): after the first
+// call of a shape, none of our code allocates. oneDNN itself allocates
+// inside each execution; those are counted apart and reported.
+TEST_CASE("bf16 matmuls allocate nothing of ours after the first call of a shape", "[alloc][bf16]") {
+  if (!kernels::bf16_matmul_available()) {
+    if (test_support::no_skip()) FAIL("built without oneDNN (libdnnl-dev), under TAPEGPT_NO_SKIP=1");
+    WARN("built without oneDNN: skipped");
+    return;
+  }
+  const int64_t N = 200, IC = 250, OC = 240;  // cut into pieces, run on every thread
+  std::vector<float> x(N * IC, 0.5f), out(N * OC), dinp(N * IC), dw(OC * IC), bias(OC, 1.0f);
+  std::vector<uint16_t> bx(N * IC), bw(OC * IC), bdout(N * OC);
+  kernels::round_to_bf16(bx.data(), x.data(), N * IC);
+  kernels::round_to_bf16(bw.data(), x.data(), OC * IC);
+  kernels::round_to_bf16(bdout.data(), x.data(), N * OC);
+  auto run = [&] {
+    kernels::round_to_bf16(bx.data(), x.data(), N * IC);
+    kernels::linear_forward_bf16(out.data(), bx.data(), bw.data(), bias.data(), N, IC, OC);
+    kernels::linear_backward_bf16(dinp.data(), dw.data(), bdout.data(), bx.data(), bw.data(), N, IC, OC);
+  };
+  for (int i = 0; i < 2; ++i) run();  // every thread makes the primitives of its pieces
+  const int64_t before = g_allocations.load(), dnnl_before = g_dnnl_allocations.load();
+  for (int i = 0; i < 3; ++i) run();
+  CHECK(g_allocations.load() - before == 0);
+  WARN("three bf16 forward + backward calls: " << g_dnnl_allocations.load() - dnnl_before
+                                               << " allocations inside oneDNN itself");
 }

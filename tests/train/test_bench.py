@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """`tapegpt bench --json` and `--sgemm-rate --json` carry what scripts
-compare (profile split, FLOPs per token, OpenBLAS core and build), and
+compare (profile split, FLOPs per token, OpenBLAS core and build),
+`--bf16-rate` says which instruction set oneDNN runs and measures bf16
+only where the CPU has AMX-BF16, and
 `scripts/bench.sh --quick` runs end to end against PyTorch with a fair
 baseline (same OpenBLAS file, build, core and threads on both sides), and
 `scripts/bench_time_to_loss.sh --quick` runs its four trainings end to end.
@@ -53,6 +55,37 @@ class Bench(unittest.TestCase):
         p = subprocess.run([TAPEGPT, "bench", "--sgemm-rate", "--shape", "G"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
         self.assertEqual(p.stderr.strip().count("\n"), 0, p.stderr)
+        self.assertIn("drop --shape", p.stderr)
+
+    def test_bf16_rate(self):
+        r = json.loads(bench("--bf16-rate", "--json", "--threads", "2"))
+        if r["dnnl_isa"] == "none":
+            no_skip.skip_test_or_fail(self, "tapegpt was built without oneDNN (libdnnl-dev)")
+        self.assertEqual(r["threads"], 2)
+        self.assertRegex(r["dnnl_version"], r"^\d+\.\d+\.\d+$")
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split() for line in f if line.startswith("flags")), [])
+        if "amx_bf16" not in flags:  # never an emulated speed as a result
+            self.assertFalse(r["amx_bf16"])
+            self.assertIsNone(r["bf16_rate_gflops"])
+            self.assertEqual(r["not_measured"], "bf16 speed not measured here: this CPU has no AMX-BF16 "
+                             f"(oneDNN runs {r['dnnl_isa']})")
+        elif r["amx_bf16"]:
+            self.assertIn("amx", r["dnnl_isa"])
+            self.assertEqual(len(r["layers"]), 5)
+            self.assertTrue(all(g > 0 for layer in r["layers"] for g in layer["bf16_gflops"] + layer["fp32_gflops"]))
+            self.assertGreater(r["bf16_rate_gflops"], 0)
+        text = bench("--bf16-rate", "--threads", "2")
+        self.assertIn(f"effective ISA {r['dnnl_isa']}", text)
+        self.assertIn("bf16 speed not measured here" if not r["amx_bf16"] else "GFLOP/s", text)
+        # Capped by ONEDNN_MAX_CPU_ISA: reported as such, and never measured.
+        p = subprocess.run([TAPEGPT, "bench", "--bf16-rate", "--json"], capture_output=True, text=True,
+                           env=dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2"), timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        capped = json.loads(p.stdout)
+        self.assertEqual((capped["dnnl_isa"], capped["amx_bf16"], capped["bf16_rate_gflops"]), ("avx2", False, None))
+        p = subprocess.run([TAPEGPT, "bench", "--bf16-rate", "--shape", "G"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 2)
         self.assertIn("drop --shape", p.stderr)
 
     def test_bench_script_quick(self):

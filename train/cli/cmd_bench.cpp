@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "autograd/kernels/bf16.h"
 #include "autograd/kernels/blas_setup.h"
 #include "autograd/planner.h"
 #include "nn/gpt.h"
@@ -61,6 +62,77 @@ int print_sgemm_rate(bool json) {
   return 0;
 }
 
+// `--bf16-rate`: the bf16 matmuls (oneDNN) against the float32 ones at GPT
+// shapes. Only where oneDNN runs on AMX: elsewhere bf16 is slower than
+// float32 (issue 22) and a rate measured there would mislead, so it is not
+// measured, and the line says why.
+int print_bf16_rate(bool json) {
+  const std::string isa = kernels::dnnl_effective_isa();
+  const bool amx = kernels::amx_bf16_usable();
+  std::string why_not;
+  if (isa == "none")
+    why_not = "bf16 speed not measured here: this build has no oneDNN (install libdnnl-dev and rebuild)";
+  else if (!kernels::bf16_matmul_available())
+    why_not = "bf16 speed not measured here: oneDNN has no bf16 matmul below AVX-512 (it runs " + isa + ")";
+  else if (!kernels::cpu_has_amx_bf16())
+    why_not = "bf16 speed not measured here: this CPU has no AMX-BF16 (oneDNN runs " + isa + ")";
+  else if (!kernels::os_permits_amx())
+    why_not = "bf16 speed not measured here: the kernel does not let this process use AMX tiles (oneDNN runs " + isa + ")";
+  else if (!amx)
+    why_not = "bf16 speed not measured here: oneDNN is capped below AMX (ONEDNN_MAX_CPU_ISA; it runs " + isa + ")";
+  const std::vector<train::Bf16Rate> rates = amx ? train::measure_bf16_rates() : std::vector<train::Bf16Rate>{};
+  // Whole-layer rates: three matmuls of equal FLOPs, so FLOPs over summed time.
+  auto layer_rate = [](const double (&flops)[3]) { return 3.0 / (1.0 / flops[0] + 1.0 / flops[1] + 1.0 / flops[2]); };
+  double bf16_s = 0, fp32_s = 0, total = 0;  // all layers: FLOPs over the summed time
+  for (const train::Bf16Rate& r : rates) {
+    const double f = 2.0 * r.rows * r.IC * r.OC;
+    for (int form = 0; form < 3; ++form) {
+      bf16_s += f / r.bf16_flops[form];
+      fp32_s += f / r.fp32_flops[form];
+      total += f;
+    }
+  }
+  if (json) {
+    std::printf("{\"dnnl_version\":\"%s\",\"dnnl_isa\":\"%s\",\"amx_bf16\":%s,\"threads\":%d",
+                kernels::dnnl_version().c_str(), isa.c_str(), amx ? "true" : "false", omp_get_max_threads());
+    if (!amx) {
+      std::printf(",\"bf16_rate_gflops\":null,\"not_measured\":\"%s\"}\n", why_not.c_str());
+      return 0;
+    }
+    std::printf(",\"bf16_rate_gflops\":%.2f,\"fp32_rate_gflops\":%.2f,\"layers\":[", total / bf16_s / 1e9,
+                total / fp32_s / 1e9);
+    for (size_t i = 0; i < rates.size(); ++i) {
+      const train::Bf16Rate& r = rates[i];
+      std::printf("%s{\"layer\":\"%s\",\"rows\":%lld,\"IC\":%lld,\"OC\":%lld,\"bf16_gflops\":[%.2f,%.2f,%.2f],"
+                  "\"fp32_gflops\":[%.2f,%.2f,%.2f]}",
+                  i ? "," : "", r.layer.c_str(), static_cast<long long>(r.rows), static_cast<long long>(r.IC),
+                  static_cast<long long>(r.OC), r.bf16_flops[0] / 1e9, r.bf16_flops[1] / 1e9, r.bf16_flops[2] / 1e9,
+                  r.fp32_flops[0] / 1e9, r.fp32_flops[1] / 1e9, r.fp32_flops[2] / 1e9);
+    }
+    std::printf("]}\n");
+    return 0;
+  }
+  std::printf("oneDNN %s, effective ISA %s; %d threads\n", kernels::dnnl_version().c_str(), isa.c_str(),
+              omp_get_max_threads());
+  if (!amx) {
+    std::printf("%s\n", why_not.c_str());
+    return 0;
+  }
+  std::printf("bf16 (oneDNN) against float32 (OpenBLAS %s), GFLOP/s, median of 5 calls:\n",
+              kernels::blas_description().c_str());
+  std::printf("  %-16s %-18s %26s %26s %7s\n", "layer", "rows×IC→OC", "bf16 fwd/dinp/dweight", "fp32 fwd/dinp/dweight",
+              "ratio");
+  for (const train::Bf16Rate& r : rates) {
+    const std::string dims = std::to_string(r.rows) + "×" + std::to_string(r.IC) + "→" + std::to_string(r.OC);
+    std::printf("  %-16s %-18s %8.1f %8.1f %8.1f %8.1f %8.1f %8.1f %6.2f×\n", r.layer.c_str(), dims.c_str(),
+                r.bf16_flops[0] / 1e9, r.bf16_flops[1] / 1e9, r.bf16_flops[2] / 1e9, r.fp32_flops[0] / 1e9,
+                r.fp32_flops[1] / 1e9, r.fp32_flops[2] / 1e9, layer_rate(r.bf16_flops) / layer_rate(r.fp32_flops));
+  }
+  std::printf("rate (all layers, FLOPs over summed time): bf16 %.1f GFLOP/s, float32 %.1f GFLOP/s (%.2f×)\n",
+              total / bf16_s / 1e9, total / fp32_s / 1e9, fp32_s / bf16_s);
+  return 0;
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
@@ -69,6 +141,7 @@ int cmd_bench(int argc, char** argv) {
                         "KV-cache sampling speed, on synthetic tokens.\n"
                         "  tapegpt bench --shape S|M|G|demo [--batch-size B] [--block-size T] [--steps N]\n"
                         "  tapegpt bench --sgemm-rate    (OpenBLAS's own rate, square 1024-2048)\n"
+                        "  tapegpt bench --bf16-rate     (oneDNN's bf16 matmuls against float32 at GPT shapes; AMX only)\n"
                         "  tapegpt bench --shape S --tape  (one step's recorded graph and memory plan)");
   opts.add_options()
       ("shape", "S, M, G (see BENCHMARKS.md) or a preset name", cxxopts::value<std::string>()->default_value("S"))
@@ -81,10 +154,19 @@ int cmd_bench(int argc, char** argv) {
       ("tape", "print the recorded graph of one training step (ops, shapes, where each buffer lives, the backward order with its recomputations) and exit")
       ("naive-attention", "also time one layer's naive T×T attention kernels against the blockwise ones")
       ("sgemm-rate", "only measure OpenBLAS's sgemm rate: square 1024, 1536, 2048, median of 7 calls each")
+      ("bf16-rate", "only measure the bf16 matmuls (oneDNN) against float32 at GPT shapes, and say which instruction "
+                    "set oneDNN runs; on a CPU without AMX-BF16 says so and measures nothing")
       ("json", "one JSON object instead of text");
   add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
+  if (r.count("bf16-rate")) {
+    for (const char* flag : {"shape", "batch-size", "block-size", "steps", "warmup", "sample-tokens", "no-profile",
+                             "naive-attention", "tape", "sgemm-rate"})
+      if (r.count(flag))
+        throw tg::UsageError(std::string("--bf16-rate measures only the bf16 and float32 matmuls; drop --") + flag);
+    return print_bf16_rate(r.count("json") > 0);
+  }
   if (r.count("sgemm-rate")) {
     for (const char* flag : {"shape", "batch-size", "block-size", "steps", "warmup", "sample-tokens", "no-profile",
                              "naive-attention", "tape"})

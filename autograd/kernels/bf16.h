@@ -1,0 +1,87 @@
+// bfloat16 kernels: rounding float32 to bf16, and the linear layer's three
+// matmuls with bf16 operands and float32 accumulation and outputs (oneDNN),
+// plus what the CPU and oneDNN offer for them (AMX). Conventions as Note
+// [Kernel conventions] in kernels.h.
+//
+// Note [bf16 matmuls]
+// - A bf16 value is stored as uint16_t: the upper 16 bits of a float32 (sign,
+//   8 exponent bits, 7 mantissa bits), so widening is a shift and float
+//   code reads it back exactly (bf16_to_float).
+// - Operands are bf16, rounded from float32 to nearest, ties to even, by
+//   round_to_bf16 (a weight's bf16 copy is refreshed by the same kernel after
+//   each optimizer step). Products of two bf16 values are exact in float32
+//   (8 + 8 significant bits ≤ 24), so a bf16 matmul's only error beyond the
+//   operands' rounding is the float32 summation: the same bound as the
+//   float32 kernels' (Note [Tolerances from float32 rounding] in
+//   tests/autograd/test_kernels_vs_reference.cpp).
+// - Outputs, the bias and gradients are float32; backward ADDS (beta 1).
+// - Thread-count independence, as Note [Thread-count-independent sgemm] for
+//   sgemm: oneDNN picks its blocking and its split of the summed dimension
+//   from the thread count, and its Aᵀ·B form (the weight gradient) gave other
+//   bits at 2 threads than at 1 for some GPT shapes (issue 22). So every
+//   oneDNN call here runs on one thread, on a piece of the output whose
+//   bounds depend only on the matrix shape, and the pieces run in parallel
+//   on our OpenMP threads: every thread count makes the same calls on the
+//   same pieces and gets the same bits.
+// - Primitives are made once per piece shape and kept, with their memory
+//   objects and scratchpad, in a small per-thread cache (matmul_bf16.cpp):
+//   after the first call of a shape on a thread, a call allocates nothing of
+//   ours. oneDNN 2.6.3 itself still allocates inside each execution (about
+//   14 small blocks per call here), counted apart by tests/nn/test_no_alloc.cpp.
+// - Without oneDNN at build time (CMake says so), or on a CPU without
+//   AVX-512 (oneDNN 2.6 has no bf16 matmul there, not even a slow one),
+//   bf16_matmul_available() is false and the matmuls must not be called.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+namespace kernels {
+
+// The float32 value of one bf16 (exact).
+inline float bf16_to_float(uint16_t b) {
+  const uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// out[i] = in[i] rounded to bf16, to nearest with ties to even; ±Inf stay,
+// finite values past bf16's largest round to ±Inf, subnormals round as
+// subnormals (never flushed), NaN stays NaN (made quiet, sign kept).
+void round_to_bf16(uint16_t* out, const float* in, int64_t n);
+
+// ---- linear with bf16 operands: out[N,OC] = inp[N,IC] · weight[OC,IC]ᵀ + bias[OC]
+// bias (float32) may be null; the sum is float32.
+void linear_forward_bf16(float* out, const uint16_t* inp, const uint16_t* weight, const float* bias,
+                         int64_t N, int64_t IC, int64_t OC);
+// dinp[N,IC] += dout·weight; dweight[OC,IC] += doutᵀ·inp. Either may be null.
+// The bias gradient needs no matmul and no rounding: Σ_n dout[n] in float32
+// by linear_backward(nullptr, nullptr, dbias, dout, ...) in kernels.h.
+void linear_backward_bf16(float* dinp, float* dweight, const uint16_t* dout, const uint16_t* inp,
+                          const uint16_t* weight, int64_t N, int64_t IC, int64_t OC);
+
+// ---- what runs the bf16 matmuls here ------------------------------------------
+// Whether the matmuls above can run: this build has oneDNN and oneDNN makes
+// a bf16 matmul on this CPU (AVX-512 or better, as capped by ONEDNN_MAX_CPU_ISA).
+bool bf16_matmul_available();
+// oneDNN's version ("2.6.3"), or "none" without oneDNN.
+std::string dnnl_version();
+// The instruction set oneDNN dispatches to, as ONEDNN_MAX_CPU_ISA spells it
+// ("avx512_core_amx", "avx512_core_bf16", "avx2", ...; capped by that
+// variable), or "none" without oneDNN.
+std::string dnnl_effective_isa();
+// CPUID says the CPU has AMX-BF16 (and AMX tiles).
+bool cpu_has_amx_bf16();
+// The kernel lets this process use AMX tile data (Linux arch_prctl
+// ARCH_REQ_XCOMP_PERM for XTILEDATA; granted once per process, as oneDNN
+// itself asks). False on failure: no AMX.
+bool os_permits_amx();
+// All of: oneDNN is here and dispatches to AMX (not capped below it by
+// ONEDNN_MAX_CPU_ISA), the CPU has AMX-BF16 and the kernel permits its
+// tiles. Only then do bf16 matmuls beat float32 (issue 22's measurements:
+// 3.4-9× sgemm on AMX, 0.6-0.7× with AVX512_BF16, 0.2× with AVX-512 alone).
+bool amx_bf16_usable();
+
+}  // namespace kernels

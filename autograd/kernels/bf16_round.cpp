@@ -1,0 +1,77 @@
+// Rounding float32 to bf16, and what the CPU and the OS offer for AMX (bf16.h).
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#include <algorithm>
+#include <cstring>
+
+#include "autograd/kernels/bf16.h"
+
+namespace kernels {
+
+namespace {
+
+// Round to nearest even on the bits: adding 0x7fff plus the lowest kept bit
+// carries into the kept half exactly when the dropped half is above one
+// half, or is one half and the kept half is odd. The carry may run into the
+// exponent (the next binade, or Inf past bf16's largest): both right. NaN is
+// kept apart, since the addition could carry its payload into Inf; setting
+// the top mantissa bit keeps it a (quiet) NaN.
+void round_range(uint16_t* out, const float* in, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t u;
+    std::memcpy(&u, in + i, sizeof u);
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const uint32_t quiet_nan = (u >> 16) | 0x40u;
+    out[i] = static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
+  }
+}
+
+}  // namespace
+
+void round_to_bf16(uint16_t* out, const float* in, int64_t n) {
+  // Elementwise, so any split gives the same bits; pieces of 64K floats.
+  constexpr int64_t kPiece = 65536;
+  if (n <= kPiece) {
+    round_range(out, in, n);
+    return;
+  }
+  const int64_t pieces = (n + kPiece - 1) / kPiece;
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < pieces; ++p)
+    round_range(out + p * kPiece, in + p * kPiece, std::min(kPiece, n - p * kPiece));
+}
+
+bool cpu_has_amx_bf16() {
+#if defined(__x86_64__)
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  const unsigned amx_bf16 = 1u << 22, amx_tile = 1u << 24;  // CPUID.(7,0):EDX
+  return (d & amx_bf16) && (d & amx_tile);
+#else
+  return false;
+#endif
+}
+
+bool os_permits_amx() {
+#if defined(__x86_64__) && defined(__linux__)
+  // Linux 5.16+ hands out the 8 KiB of AMX tile state only on request.
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
+}
+
+bool amx_bf16_usable() {
+  return bf16_matmul_available() && dnnl_effective_isa().find("amx") != std::string::npos &&
+         cpu_has_amx_bf16() && os_permits_amx();
+}
+
+}  // namespace kernels

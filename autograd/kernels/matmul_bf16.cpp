@@ -1,0 +1,232 @@
+// The linear layer's matmuls with bf16 operands through oneDNN, and oneDNN's
+// run-time facts (Note [bf16 matmuls] in bf16.h).
+#include <omp.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "autograd/base/check.h"
+#include "autograd/kernels/bf16.h"
+
+#ifdef TAPEGPT_HAVE_DNNL
+#include <dnnl.hpp>
+#endif
+
+namespace kernels {
+
+#ifdef TAPEGPT_HAVE_DNNL
+
+namespace {
+
+// Holds OpenMP's thread count at 1 for the calling thread (inside a parallel
+// region: for its own nested regions only) while oneDNN makes or runs a
+// primitive, so oneDNN both plans the blocking for one thread and runs on one.
+class OneThread {
+ public:
+  OneThread() : restore_(omp_get_max_threads()) { omp_set_num_threads(1); }
+  ~OneThread() { omp_set_num_threads(restore_); }
+  OneThread(const OneThread&) = delete;
+  OneThread& operator=(const OneThread&) = delete;
+
+ private:
+  int restore_;
+};
+
+// One piece's product, C[M,N] = op(A)[M,K]·op(B)[K,N] (+ bias[N]) (+ C when
+// accumulating): A and B bf16 and row-major with leading dimensions lda and
+// ldb (op = transpose when ta / tb), C float32 with ldc.
+struct GemmShape {
+  bool ta, tb;
+  int64_t M, N, K, lda, ldb, ldc;
+  bool bias, accumulate;
+  bool operator==(const GemmShape& o) const {
+    return ta == o.ta && tb == o.tb && M == o.M && N == o.N && K == o.K && lda == o.lda && ldb == o.ldb &&
+           ldc == o.ldc && bias == o.bias && accumulate == o.accumulate;
+  }
+};
+
+// A made primitive with its memory objects (pointed at each call's buffers)
+// and its own scratchpad, and the argument list handed to oneDNN's C API.
+struct Gemm {
+  GemmShape shape;
+  dnnl::matmul prim;
+  dnnl::memory a, b, c, bias, scratchpad;
+  dnnl_exec_arg_t args[5];
+  int nargs = 0;
+};
+
+// One per OpenMP thread (thread_local): no locks, and each thread's
+// scratchpads are its own, so pieces run concurrently.
+struct ThreadGemms {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  std::vector<std::unique_ptr<Gemm>> made;
+};
+
+dnnl::memory::dims strides_of(bool transposed, int64_t ld) {
+  return transposed ? dnnl::memory::dims{1, ld} : dnnl::memory::dims{ld, 1};
+}
+
+Gemm& gemm_for(ThreadGemms& t, const GemmShape& s) {
+  for (const auto& g : t.made)
+    if (g->shape == s) return *g;
+  using dt = dnnl::memory::data_type;
+  const dnnl::memory::desc a_md({s.M, s.K}, dt::bf16, strides_of(s.ta, s.lda));
+  const dnnl::memory::desc b_md({s.K, s.N}, dt::bf16, strides_of(s.tb, s.ldb));
+  const dnnl::memory::desc c_md({s.M, s.N}, dt::f32, dnnl::memory::dims{s.ldc, 1});
+  const dnnl::memory::desc bias_md({1, s.N}, dt::f32, dnnl::memory::dims{s.N, 1});
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (s.accumulate) {
+    dnnl::post_ops sum;
+    sum.append_sum(1.0f);
+    attr.set_post_ops(sum);
+  }
+  const dnnl::matmul::desc desc = s.bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md)
+                                         : dnnl::matmul::desc(a_md, b_md, c_md);
+  const dnnl::matmul::primitive_desc pd(desc, attr, t.engine);
+  auto g = std::make_unique<Gemm>();
+  g->shape = s;
+  g->prim = dnnl::matmul(pd);
+  g->a = dnnl::memory(a_md, t.engine, nullptr);
+  g->b = dnnl::memory(b_md, t.engine, nullptr);
+  g->c = dnnl::memory(c_md, t.engine, nullptr);
+  g->scratchpad = dnnl::memory(pd.scratchpad_desc(), t.engine);  // oneDNN allocates it, once
+  g->args[g->nargs++] = {DNNL_ARG_SRC, g->a.get()};
+  g->args[g->nargs++] = {DNNL_ARG_WEIGHTS, g->b.get()};
+  g->args[g->nargs++] = {DNNL_ARG_DST, g->c.get()};
+  g->args[g->nargs++] = {DNNL_ARG_SCRATCHPAD, g->scratchpad.get()};
+  if (s.bias) {
+    g->bias = dnnl::memory(bias_md, t.engine, nullptr);
+    g->args[g->nargs++] = {DNNL_ARG_BIAS, g->bias.get()};
+  }
+  t.made.push_back(std::move(g));
+  return *t.made.back();
+}
+
+// One oneDNN call on the calling thread, on one thread.
+void gemm_one_thread(const GemmShape& s, const uint16_t* A, const uint16_t* B, const float* bias, float* C) {
+  const OneThread one;
+  thread_local ThreadGemms t;
+  Gemm& g = gemm_for(t, s);
+  // oneDNN's handles are not const; it only reads A, B and the bias.
+  TG_CHECK(dnnl_memory_set_data_handle(g.a.get(), const_cast<uint16_t*>(A)) == dnnl_success);
+  TG_CHECK(dnnl_memory_set_data_handle(g.b.get(), const_cast<uint16_t*>(B)) == dnnl_success);
+  TG_CHECK(dnnl_memory_set_data_handle(g.c.get(), C) == dnnl_success);
+  if (s.bias) TG_CHECK(dnnl_memory_set_data_handle(g.bias.get(), const_cast<float*>(bias)) == dnnl_success);
+  TG_CHECK(dnnl_primitive_execute(g.prim.get(), t.stream.get(), g.nargs, g.args) == dnnl_success);
+  TG_CHECK(dnnl_stream_wait(t.stream.get()) == dnnl_success);
+}
+
+// Pieces a dimension of `dim` is cut into, as matmul.cpp's sgemm pieces: at
+// most 16, each at least 64 wide and about 4 MFLOP of work; the width a
+// multiple of 16, so only the last piece is ragged. Functions of the shape
+// only (Note [bf16 matmuls]).
+int64_t split_pieces(int64_t dim, int64_t work_flops) {
+  return std::max<int64_t>(1, std::min<int64_t>({16, dim / 64, work_flops / 4000000}));
+}
+int64_t piece_width(int64_t dim, int64_t pieces) { return ((dim + pieces - 1) / pieces + 15) / 16 * 16; }
+
+// The whole product of `s`, cut along M or N (the larger) into shape-fixed
+// pieces, each one oneDNN call on one thread, run in parallel. A static
+// schedule gives each thread the same pieces every call, so after the first
+// call every thread has made the primitives it needs.
+void gemm_split(const GemmShape& s, const uint16_t* A, const uint16_t* B, const float* bias, float* C) {
+  const bool by_rows = s.M >= s.N;
+  const int64_t dim = by_rows ? s.M : s.N;
+  const int64_t pieces = split_pieces(dim, 2 * s.M * s.N * s.K);
+  if (pieces == 1) {
+    gemm_one_thread(s, A, B, bias, C);
+    return;
+  }
+  const int64_t width = piece_width(dim, pieces), count = (dim + width - 1) / width;
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < count; ++p) {
+    const int64_t start = p * width, w = std::min(width, dim - start);
+    GemmShape piece = s;
+    if (by_rows) {  // rows start…start+w of C and of op(A)
+      piece.M = w;
+      gemm_one_thread(piece, s.ta ? A + start : A + start * s.lda, B, bias, C + start * s.ldc);
+    } else {  // columns start…start+w of C, of op(B) and of the bias
+      piece.N = w;
+      gemm_one_thread(piece, A, s.tb ? B + start * s.ldb : B + start, bias ? bias + start : nullptr, C + start);
+    }
+  }
+}
+
+const char* isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::all: return "all";
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_mic: return "avx512_mic";
+    case dnnl::cpu_isa::avx512_mic_4ops: return "avx512_mic_4ops";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+void linear_forward_bf16(float* out, const uint16_t* inp, const uint16_t* weight, const float* bias,
+                         int64_t N, int64_t IC, int64_t OC) {
+  // out[N,OC] = inp[N,IC] · weight[OC,IC]ᵀ (+ bias)
+  gemm_split({false, true, N, OC, IC, IC, IC, OC, bias != nullptr, false}, inp, weight, bias, out);
+}
+
+void linear_backward_bf16(float* dinp, float* dweight, const uint16_t* dout, const uint16_t* inp,
+                          const uint16_t* weight, int64_t N, int64_t IC, int64_t OC) {
+  // dinp[N,IC] += dout[N,OC] · weight[OC,IC]
+  if (dinp) gemm_split({false, false, N, IC, OC, OC, IC, IC, false, true}, dout, weight, nullptr, dinp);
+  // dweight[OC,IC] += dout[N,OC]ᵀ · inp[N,IC]
+  if (dweight) gemm_split({true, false, OC, IC, N, OC, IC, IC, false, true}, dout, inp, nullptr, dweight);
+}
+
+bool bf16_matmul_available() {
+  // Asked once: whether oneDNN makes a bf16 matmul here at all (2.6 has
+  // none below AVX-512, nor a reference one: "could not create a primitive
+  // descriptor iterator" with ONEDNN_MAX_CPU_ISA=AVX2).
+  static const bool available = [] {
+    try {
+      const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+      using dt = dnnl::memory::data_type;
+      const dnnl::memory::desc a({1, 1}, dt::bf16, dnnl::memory::dims{1, 1}),
+          c({1, 1}, dt::f32, dnnl::memory::dims{1, 1});
+      dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, a, c), engine);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return available;
+}
+
+std::string dnnl_version() {
+  const dnnl_version_t* v = dnnl::version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
+
+std::string dnnl_effective_isa() { return isa_name(dnnl::get_effective_cpu_isa()); }
+
+#else  // built without oneDNN: float32 only
+
+void linear_forward_bf16(float*, const uint16_t*, const uint16_t*, const float*, int64_t, int64_t, int64_t) {
+  TG_CHECK(!"bf16 matmul called in a build without oneDNN (ask bf16_matmul_available() first)");
+}
+void linear_backward_bf16(float*, float*, const uint16_t*, const uint16_t*, const uint16_t*, int64_t, int64_t,
+                          int64_t) {
+  TG_CHECK(!"bf16 matmul called in a build without oneDNN (ask bf16_matmul_available() first)");
+}
+bool bf16_matmul_available() { return false; }
+std::string dnnl_version() { return "none"; }
+std::string dnnl_effective_isa() { return "none"; }
+
+#endif
+
+}  // namespace kernels

@@ -1,6 +1,7 @@
 # Helpers the Python tests share (imported through sys.path, as no_skip is):
 # running tapegpt, and a scratch directory per unittest class.
-"""run(tapegpt, *args) runs the binary; class_temp_dir(cls, prefix) makes a
+"""run(tapegpt, *args) runs the binary; assert_one_error_line checks a
+user's mistake got one clear error line; class_temp_dir(cls, prefix) makes a
 directory that is removed after the class's last test."""
 import shutil
 import subprocess
@@ -15,6 +16,19 @@ def run(tapegpt, *args, ok=True, timeout=120, **kw):
     if ok and p.returncode != 0:
         raise AssertionError(f"tapegpt {' '.join(args)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
     return p
+
+
+def assert_one_error_line(test, p, args, code, must_mention):
+    """The promise for a user's mistake: exit `code`, exactly one non-empty
+    stderr line, an "error:" line that mentions `must_mention` (any case),
+    no Python traceback. Returns that line."""
+    test.assertEqual(p.returncode, code, f"{args}: stderr={p.stderr!r}")
+    lines = [l for l in p.stderr.splitlines() if l.strip()]
+    test.assertEqual(len(lines), 1, f"{args}: want one error line, got {p.stderr!r}")
+    test.assertIn("error:", lines[0])
+    test.assertIn(must_mention.lower(), lines[0].lower(), f"{args}: {lines[0]!r}")
+    test.assertNotIn("Traceback", p.stderr)
+    return lines[0]
 
 
 def class_temp_dir(cls, prefix):

@@ -126,13 +126,7 @@ class Visualise(unittest.TestCase):
             cls.att = json.load(f)
 
     def expect_error(self, args, code, must_mention):
-        p = run(*args, ok=False)
-        self.assertEqual(p.returncode, code, f"{args}: stderr={p.stderr!r}")
-        lines = [l for l in p.stderr.splitlines() if l.strip()]
-        self.assertEqual(len(lines), 1, f"{args}: want one error line, got {p.stderr!r}")
-        self.assertIn("error:", lines[0])
-        self.assertIn(must_mention.lower(), lines[0].lower(), f"{args}: {lines[0]!r}")
-        return lines[0]
+        return testutil.assert_one_error_line(self, run(*args, ok=False), args, code, must_mention)
 
     # ---- attention.json ---------------------------------------------------
     def test_json_shape_and_tokens(self):

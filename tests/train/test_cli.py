@@ -63,14 +63,7 @@ class Cli(unittest.TestCase):
             "--lr", "3e-3", "--eval-interval", "30", "--eval-steps", "0")
 
     def expect_error(self, args, code, must_mention, stdin=None):
-        p = run(*args, ok=False, stdin=stdin)
-        self.assertEqual(p.returncode, code, f"{args}: stderr={p.stderr!r}")
-        lines = [l for l in p.stderr.splitlines() if l.strip()]
-        self.assertEqual(len(lines), 1, f"{args}: want one error line, got {p.stderr!r}")
-        self.assertIn("error:", lines[0])
-        self.assertIn(must_mention.lower(), lines[0].lower(), f"{args}: {lines[0]!r}")
-        self.assertNotIn("Traceback", p.stderr)
-        return lines[0]
+        return testutil.assert_one_error_line(self, run(*args, ok=False, stdin=stdin), args, code, must_mention)
 
     # ---- the happy path ---------------------------------------------------
     def test_prepare_wrote_files(self):

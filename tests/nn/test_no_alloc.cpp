@@ -237,11 +237,11 @@ TEST_CASE("bf16 matmuls allocate nothing of ours after the first call of a shape
     return;
   }
   const int64_t N = 200, IC = 250, OC = 240;  // cut into pieces, run on every thread
-  std::vector<float> x(N * IC, 0.5f), out(N * OC), dinp(N * IC), dw(OC * IC), bias(OC, 1.0f);
+  std::vector<float> x(N * IC, 0.5f), w(OC * IC, 0.25f), dout(N * OC, 0.125f);
+  std::vector<float> out(N * OC), dinp(N * IC), dw(OC * IC), bias(OC, 1.0f);
   std::vector<uint16_t> bx(N * IC), bw(OC * IC), bdout(N * OC);
-  kernels::round_to_bf16(bx.data(), x.data(), N * IC);
-  kernels::round_to_bf16(bw.data(), x.data(), OC * IC);
-  kernels::round_to_bf16(bdout.data(), x.data(), N * OC);
+  kernels::round_to_bf16(bw.data(), w.data(), OC * IC);
+  kernels::round_to_bf16(bdout.data(), dout.data(), N * OC);
   auto run = [&] {
     kernels::round_to_bf16(bx.data(), x.data(), N * IC);
     kernels::linear_forward_bf16(out.data(), bx.data(), bw.data(), bias.data(), N, IC, OC);

@@ -1,5 +1,6 @@
 // FloatBuffer: an owned, 64-byte-aligned, zero-initialised array of floats.
-// The one way tapegpt holds large float storage (parameters, moments, arena).
+// The one way tapegpt holds large float storage (parameters, moments, arena);
+// Bf16Buffer holds bf16 values (Note [bf16 matmuls]) in one.
 #pragma once
 
 #include <cstddef>
@@ -44,6 +45,23 @@ class FloatBuffer {
  private:
   void swap(FloatBuffer& o) { std::swap(data_, o.data_); std::swap(size_, o.size_); }
   float* data_ = nullptr;
+  int64_t size_ = 0;
+};
+
+// n bf16 values (their bits, uint16_t), two to a float of a FloatBuffer:
+// aligned as it is. Empty until resized.
+class Bf16Buffer {
+ public:
+  void resize(int64_t n) {
+    words_.resize((n + 1) / 2);
+    size_ = n > 0 ? n : 0;
+  }
+  uint16_t* data() { return reinterpret_cast<uint16_t*>(words_.data()); }
+  const uint16_t* data() const { return reinterpret_cast<const uint16_t*>(words_.data()); }
+  int64_t size() const { return size_; }
+
+ private:
+  FloatBuffer words_;
   int64_t size_ = 0;
 };
 

@@ -136,6 +136,10 @@ MemoryPlan plan_memory(const Tape& tape) {
   }
   for (size_t b = 0; b < buffers.size(); ++b) {
     const TapeBuffer& buf = buffers[b];
+    if (buf.role == BufferRole::BackwardScratch) {  // never rerun: only forwards are
+      life[b].use(bwd(buf.entry));
+      continue;
+    }
     if (buf.role != BufferRole::Saved && buf.role != BufferRole::Scratch) continue;
     life[b].use(fwd(buf.entry));
     if (buf.role == BufferRole::Saved) life[b].use(bwd(buf.entry));

@@ -32,7 +32,8 @@ namespace autograd {
 //   - A gradient written over its tensor's data (Note [Gradient over data]
 //     in ops.h) has no floats of its own: its uses extend the data's life.
 //   - Saved buffers live from their entry's forward to its backward; scratch
-//     buffers only through its forward.
+//     buffers only through its forward; backward scratch only through its
+//     backward.
 //   - Recomputation: an entry whose record is kRecomputable, whose output's
 //     data some later backward reads, and whose inputs are kept, is run again
 //     just before the first of those backwards; its output's data then lives

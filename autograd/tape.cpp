@@ -90,7 +90,7 @@ void Tape::new_tensor(Arena& arena, Tensor& out) {
 }
 
 float* Tape::new_buffer(Arena& arena, int64_t floats, BufferRole role) {
-  TG_CHECK(role == BufferRole::Saved || role == BufferRole::Scratch);
+  TG_CHECK(role == BufferRole::Saved || role == BufferRole::Scratch || role == BufferRole::BackwardScratch);
   buffers_.push_back({floats, role, -1, static_cast<int32_t>(entries_.size())});
   return place(arena, floats, false);
 }

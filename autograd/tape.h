@@ -42,6 +42,7 @@ enum class BufferRole : uint8_t {
   Grad,     // a tensor's gradient
   Saved,    // written by an entry's forward, read by its backward (e.g. LayerNorm's mean)
   Scratch,  // used by an entry's forward alone
+  BackwardScratch,  // used by an entry's backward alone (e.g. a bf16 copy of its output's gradient)
 };
 
 struct TapeBuffer {
@@ -118,7 +119,7 @@ class Tape {
   // A new tensor of `shape` made by the next entry recorded: its data and
   // gradient buffers, as the mode places them. Sets out.data, out.grad, out.id.
   void new_tensor(Arena& arena, Tensor& out);
-  // A buffer owned by the next entry recorded (Saved or Scratch).
+  // A buffer owned by the next entry recorded (Saved, Scratch or BackwardScratch).
   float* new_buffer(Arena& arena, int64_t floats, BufferRole role);
 
   template <class Record>

@@ -22,6 +22,11 @@ struct Tensor {
   // entries] in tape.h); -1 for everything else: parameters, inputs, and
   // outputs of untaped ops.
   int32_t id = -1;
+  // A bf16 copy of data kept up to date by its owner, or null. A weight that
+  // has one is multiplied in bf16 (Note [bf16 matmuls] in kernels/bf16.h):
+  // parameters get copies in a bf16 run (nn::gpt_set_precision), so the
+  // precision is chosen once per run and no call site branches on it.
+  const uint16_t* bf16 = nullptr;
 
   int64_t size(int dim) const { return shape[dim]; }
   int64_t numel() const {

@@ -1,8 +1,10 @@
 // Decoder implementation (see decode.h).
 #include "nn/decode.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include "autograd/kernels/bf16.h"
 #include "autograd/kernels/kernels.h"
 
 namespace nn {
@@ -10,7 +12,14 @@ namespace nn {
 namespace {
 
 // out[OC] = W·in + b for one row, W [OC, IC]: the sizes are the weight's.
-void linear_row(float* out, const float* in, const Tensor& w, const Tensor& b) {
+// With bf16 operands when the weight has a bf16 copy, as the linear op
+// (Note [bf16 linear]): `in` is rounded into in_bf16 first.
+void linear_row(float* out, const float* in, const Tensor& w, const Tensor& b, uint16_t* in_bf16) {
+  if (w.bf16) {
+    kernels::round_to_bf16(in_bf16, in, w.size(1));
+    kernels::linear_forward_bf16(out, in_bf16, w.bf16, b.data, 1, w.size(1), w.size(0));
+    return;
+  }
   kernels::linear_forward(out, in, w.data, b.data, 1, w.size(1), w.size(0));
 }
 
@@ -39,6 +48,7 @@ Decoder::Decoder(const GPT& model) : model_(model) {
   logits_.resize(model.lm_head.size(0));
   scratch_.resize(c.n_head * c.block_size);
   mean_rstd_.resize(2);
+  row_bf16_.resize(std::max(C, b.mlp_proj_weight.size(1)));  // the widest input a linear reads
   history_.reserve(static_cast<size_t>(c.block_size));
 }
 
@@ -82,28 +92,28 @@ const float* Decoder::forward_position(int32_t token, int64_t pos) {
     float* v_cache = v_cache_.data() + l * T * C;
     // x = x + c_proj(attention(c_attn(ln_1(x)))) with this position's k, v cached
     norm_row(c.norm, h, mean, rstd, x, b.ln_1_weight, b.ln_1_bias, C);
-    linear_row(qkv_.data(), h, b.c_attn_weight, b.c_attn_bias);
+    linear_row(qkv_.data(), h, b.c_attn_weight, b.c_attn_bias, row_bf16_.data());
     // q and k rotated to this position before k enters the cache (in place).
     if (rope) kernels::rope_forward(qkv_.data(), qkv_.data(), 1, 1, C, c.n_head, pos);
     std::memcpy(k_cache + pos * C, qkv_.data() + C, static_cast<size_t>(C) * sizeof(float));
     std::memcpy(v_cache + pos * C, qkv_.data() + 2 * C, static_cast<size_t>(C) * sizeof(float));
     kernels::attention_decode(att_.data(), scratch_.data(), qkv_.data(), k_cache, v_cache,
                               pos + 1, C, c.n_head);
-    linear_row(h, att_.data(), b.attn_proj_weight, b.attn_proj_bias);
+    linear_row(h, att_.data(), b.attn_proj_weight, b.attn_proj_bias, row_bf16_.data());
     kernels::accumulate(x, h, C);
     // x = x + c_proj(act(c_fc(ln_2(x))))
     norm_row(c.norm, h, mean, rstd, x, b.ln_2_weight, b.ln_2_bias, C);
-    linear_row(fc, h, b.c_fc_weight, b.c_fc_bias);
+    linear_row(fc, h, b.c_fc_weight, b.c_fc_bias, row_bf16_.data());
     switch (c.mlp) {
       case MlpKind::Gelu: kernels::gelu_forward(fc, fc, H, c.gelu); break;  // elementwise: in place is safe
       case MlpKind::Relu2: kernels::relu2_forward(act, fc, H); break;
       case MlpKind::Swiglu: kernels::swiglu_forward(act, fc, 1, H); break;  // fc [2H] = [gate | value]
     }
-    linear_row(h, act, b.mlp_proj_weight, b.mlp_proj_bias);
+    linear_row(h, act, b.mlp_proj_weight, b.mlp_proj_bias, row_bf16_.data());
     kernels::accumulate(x, h, C);
   }
   norm_row(c.norm, h, mean, rstd, x, model_.ln_f_weight, model_.ln_f_bias, C);
-  linear_row(logits_.data(), h, model_.lm_head, Tensor{});
+  linear_row(logits_.data(), h, model_.lm_head, Tensor{}, row_bf16_.data());
   return logits_.data();
 }
 

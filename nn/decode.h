@@ -32,6 +32,7 @@ class Decoder {
   std::vector<int32_t> history_;                 // tokens currently in the cache
   autograd::FloatBuffer k_cache_, v_cache_;      // [n_layer, block_size, C]
   autograd::FloatBuffer x_, h_, qkv_, att_, fc_, logits_, scratch_, mean_rstd_;
+  autograd::Bf16Buffer row_bf16_;  // a linear's input row, rounded (bf16 runs)
 };
 
 }  // namespace nn

@@ -35,8 +35,14 @@ struct BlockWeights {
   Tensor mlp_proj_weight, mlp_proj_bias;    // mlp.c_proj [C, 4C]
 };
 
+// The precision of the model's matmuls (Note [bf16 linear] in
+// autograd/ops/linear.cpp); everything else is float32 either way.
+enum class Precision { Fp32, Bf16 };
+const char* precision_name(Precision p);  // "fp32", "bf16"
+
 struct GPT {
   GPTConfig config;
+  Precision precision = Precision::Fp32;  // set by gpt_set_precision
   ParameterStore store;
   autograd::FloatBuffer sinusoid;  // [block_size, C], only for sinusoidal positions
   Tensor wte;                      // [V, C]
@@ -50,6 +56,14 @@ struct GPT {
 
 // A model with all parameters zero (load a checkpoint or call gpt_init).
 // The config must already be valid (config_error(config) == "").
+// Makes the matmul weights' bf16 copies (Bf16) or drops them (Fp32), and
+// binds the views to them: every linear op then runs in that precision.
+// Bf16 needs kernels::bf16_matmul_available().
+void gpt_set_precision(GPT& model, Precision precision);
+// Rounds the weights into their bf16 copies again: after every change to
+// store.params (an optimizer step, a load) in a bf16 run; nothing in fp32.
+void gpt_refresh_bf16(GPT& model);
+
 GPT gpt_create(const GPTConfig& config);
 // The same over an existing store (a loaded checkpoint's), which must come
 // from parameter_store_create(config) with its training buffers: no second

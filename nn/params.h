@@ -86,6 +86,9 @@ ParamLayout param_layout(const GPTConfig& config);
 // The layout with its four flat buffers.
 struct ParameterStore : ParamLayout {
   autograd::FloatBuffer params, grads, m, v;
+  // bf16 copies of params, same offsets; empty unless the run is bf16
+  // (nn::gpt_set_precision in gpt.h).
+  autograd::Bf16Buffer params_bf16;
 
   float* param(const std::string& name);  // aborts if absent
   float* grad(const std::string& name);

@@ -142,6 +142,8 @@ def main():
     ap.add_argument("--steps", type=int, help="training steps (default 4 per kill, at least 20)")
     ap.add_argument("--seed", type=int, default=None, help="seed of the kill schedule")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                    help="the runs' --precision (bf16: oneDNN's matmuls, Note [bf16 linear])")
     a = ap.parse_args()
     robutil.require_tools()
     kills = a.kills if a.kills is not None else (5 if a.quick else 25)
@@ -149,12 +151,12 @@ def main():
     seed = a.seed if a.seed is not None else int.from_bytes(os.urandom(4), "little")
     rnd = random.Random(seed)
     tapegpt = os.path.abspath(a.tapegpt)
-    print(f"kill_anywhere: {kills} kills over {steps} steps, schedule seed {seed}", flush=True)
+    print(f"kill_anywhere: {kills} kills over {steps} steps in {a.precision}, schedule seed {seed}", flush=True)
 
     tmp = tempfile.mkdtemp(prefix="tapegpt-kill-")
     ok = False
     try:
-        ok = kill_anywhere(tapegpt, tmp, kills, steps, rnd)
+        ok = kill_anywhere(tapegpt, tmp, kills, steps, rnd, a.precision)
     finally:
         if a.keep or not ok:
             print(f"kill_anywhere: files kept in {tmp}")
@@ -163,11 +165,11 @@ def main():
     return 0 if ok else 1
 
 
-def kill_anywhere(tapegpt, tmp, kills, steps, rnd):
+def kill_anywhere(tapegpt, tmp, kills, steps, rnd, precision):
     data = robutil.prepare_tiny(tapegpt, tmp)
     flags = ["--data", data, *robutil.TINY_MODEL, "--max-steps", str(steps), "--ckpt-interval", "1",
              "--eval-interval", "0", "--eval-steps", "4", "--lr-decay-steps", str(steps),
-             "--dropout", "0.1", "--lr", "3e-3", "--threads", "2"]
+             "--dropout", "0.1", "--lr", "3e-3", "--threads", "2", "--precision", precision]
 
     # The reference, timed: how long start-up takes and how long one step.
     ref = os.path.join(tmp, "reference")

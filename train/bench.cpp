@@ -167,6 +167,7 @@ BenchResult run_bench(const BenchOptions& o) {
 
   nn::GPT model = nn::gpt_create(c);
   nn::gpt_init(model, 1);
+  nn::gpt_set_precision(model, o.precision);
   tg::Rng rng(2);
   UniformTokens batches(c.vocab_size, B * T);
   TrainStep step(model, StepShape{B, T, 1});
@@ -205,6 +206,7 @@ BenchResult run_bench(const BenchOptions& o) {
     sc.block_size = std::max(c.block_size, o.prompt_tokens + o.sample_tokens);
     nn::GPT smodel = nn::gpt_create(sc);
     nn::gpt_init(smodel, 3);
+    nn::gpt_set_precision(smodel, o.precision);
     nn::Decoder dec(smodel);
     for (int64_t i = 0; i < o.prompt_tokens; ++i) dec.step(static_cast<int32_t>(i % c.vocab_size));
     const auto t0 = Clock::now();
@@ -214,7 +216,8 @@ BenchResult run_bench(const BenchOptions& o) {
       next = static_cast<int32_t>(std::max_element(logits, logits + c.vocab_size) - logits);
     }
     r.sample_tokens_per_s = static_cast<double>(o.sample_tokens) / seconds(t0);
-    r.weight_bytes = static_cast<double>(smodel.num_parameters()) * 4.0;
+    // A bf16 run's matmuls read the weights' bf16 copies: two bytes each.
+    r.weight_bytes = static_cast<double>(smodel.num_parameters()) * (o.precision == nn::Precision::Bf16 ? 2.0 : 4.0);
     r.memory_bandwidth = measure_bandwidth();
   }
   return r;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nn/config.h"
+#include "nn/gpt.h"
 
 namespace train {
 
@@ -21,6 +22,7 @@ struct BenchOptions {
   int64_t sample_tokens = 64;  // 0 skips the sampling measurement
   bool profile = true;
   bool naive_attention = false;  // also time the naive T×T attention kernels against the blockwise ones
+  nn::Precision precision = nn::Precision::Fp32;  // of the step and the sampling (--precision)
 };
 
 struct ProfileEntry {

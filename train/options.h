@@ -31,6 +31,11 @@ struct TrainOptions {
   int64_t keep = 2;             // periodic ckpt-STEP.h5 files kept (0 = none)
   bool zero_init_proj = false;  // residual projections start at zero (nn::InitOptions)
   std::string preset;           // the --preset the run started from ("" = none; informational)
+  // The matmuls' precision: "fp32" or "bf16" once the command resolved the
+  // user's --precision (train/precision.h); "auto" only before that. Saved,
+  // so a resume keeps it; changing it needs --change-precision.
+  std::string precision = "auto";
+  std::string precision_reason;  // why (the train header); not saved
   int threads = 0;              // 0 = all cores (not saved: any count resumes)
   bool overlap_allreduce = true;  // with mpirun: sum gradients during the backward (not saved)
   bool shard_optimizer = false;  // with mpirun: Note [Sharded optimizer state] (not saved)

@@ -187,6 +187,15 @@ std::vector<TrainFlag> make_table() {
        "following --lr's schedule",
        T::Real, text(d.muon.adamw_lr), false, 20, "adamw_lr", [](O& o, const V& v) { o.muon.adamw_lr = as_real(v); },
        [](const O& o) { return V{o.muon.adamw_lr}; }},
+      {"precision", "optimisation",
+       "fp32 | bf16 | auto: the matmuls' operands in float32, or rounded to bf16 with float32 sums "
+       "(mixed precision: weights, gradients, optimizer state, norms, softmax and loss stay float32). auto "
+       "picks bf16 only where the CPU has AMX-BF16; the checkpoint records the choice and a resume keeps it",
+       T::Text, d.precision, false, 26, "precision", [](O& o, const V& v) { o.precision = as_text(v); },
+       [](const O& o) { return V{o.precision}; }},
+      {"change-precision", "optimisation",
+       "with --resume: let --precision change the precision the run was trained in", T::Switch, "", true, -1, "",
+       nullptr, nullptr},
       {"muon-momentum", "optimisation", "with --optimizer muon: Muon's Nesterov momentum", T::Real,
        text(static_cast<double>(d.muon.momentum)), false, 21, "muon_momentum",
        [](O& o, const V& v) { o.muon.momentum = static_cast<float>(as_real(v)); },

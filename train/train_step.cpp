@@ -76,6 +76,9 @@ StepResult TrainStep::run(BatchSource& batches, tg::Rng& rng, const AdamWConfig&
   if (shard_) shard_->update(store, adamw, lr, step, clip);
   else if (muon_) muon_->update(store, adamw, lr, step, clip);
   else adamw_update(store, adamw, lr, step, clip);
+  // 9. A bf16 run's matmuls read the weights' bf16 copies: rounded once per
+  //    step, here, not at every matmul (Note [bf16 linear]).
+  nn::gpt_refresh_bf16(model_);
   r.applied = true;
   r.optimizer_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_opt).count();

@@ -31,6 +31,7 @@
 #include "train/metrics.h"
 #include "train/optimizer_shard.h"
 #include "train/peak_flops.h"
+#include "train/precision.h"
 #include "train/run_dir.h"
 #include "train/token_batches.h"
 #include "train/train_flags.h"
@@ -310,6 +311,7 @@ int Trainer::run(bool resumed) {
               static_cast<long long>(train_file_.size()), static_cast<long long>(val_file_.size()),
               static_cast<long long>(tokens_per_step(o_)), omp_get_max_threads());
   std::printf("OpenBLAS: %s\n", kernels::blas_description().c_str());
+  std::printf("precision: %s (%s)\n", o_.precision.c_str(), o_.precision_reason.c_str());
   if (dist_.size() > 1)
     std::printf("data parallel: %d processes, %lld micro-batches of %lld sequences each per step\n",
                 dist_.size(), static_cast<long long>(o_.grad_accum / dist_.size()),
@@ -462,6 +464,10 @@ int run_training(const TrainOptions& options, nn::GPT& model,
     omp_set_num_threads(threads);
     kernels::set_blas_threads(threads);
   }
+  // The matmuls' precision, before the step plans its memory (the bf16
+  // linear keeps other buffers): Note [bf16 linear].
+  TG_CHECK(options.precision == "fp32" || options.precision == "bf16");  // resolved by the command
+  nn::gpt_set_precision(model, precision_of_saved(options.precision));
   std::unique_ptr<Trainer> trainer;
   const bool agreed = dist.agree_setup([&] {
     if (options.grad_accum % dist.size() != 0)

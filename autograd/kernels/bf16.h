@@ -51,6 +51,11 @@ inline float bf16_to_float(uint16_t b) {
 // finite values past bf16's largest round to ±Inf, subnormals round as
 // subnormals (never flushed), NaN stays NaN (made quiet, sign kept).
 void round_to_bf16(uint16_t* out, const float* in, int64_t n);
+// The same over the floats themselves: buf's first 2n bytes become the n
+// bf16 values (returned, as buf), the rest is left as it was. For a buffer
+// nobody reads again as float32 (an output gradient in its producer's
+// backward), so its bf16 copy needs no memory of its own.
+uint16_t* round_to_bf16_in_place(float* buf, int64_t n);
 
 // ---- linear with bf16 operands: out[N,OC] = inp[N,IC] · weight[OC,IC]ᵀ + bias[OC]
 // bias (float32) may be null; the sum is float32.

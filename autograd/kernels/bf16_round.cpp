@@ -48,6 +48,29 @@ void round_to_bf16(uint16_t* out, const float* in, int64_t n) {
     round_range(out + p * kPiece, in + p * kPiece, std::min(kPiece, n - p * kPiece));
 }
 
+// Chunk j (kPiece floats) writes its bf16 values over floats [j/2 · kPiece,
+// (j+1)/2 · kPiece): half of chunk ⌊j/2⌋, read in an earlier wave, and none
+// of a chunk still to read, whose own values land over chunks 2j and 2j+1,
+// later still. So chunks run in waves 0 | 1 | 2-3 | 4-7 | …, each wave in
+// parallel; chunk 0 writes over itself, element i over bytes 2i..2i+1,
+// which element i has read and no later element reads (the loop reads each
+// float before it stores the bf16 that may overlap it).
+uint16_t* round_to_bf16_in_place(float* buf, int64_t n) {
+  constexpr int64_t kPiece = 65536;
+  uint16_t* out = reinterpret_cast<uint16_t*>(buf);
+  const int64_t chunks = (n + kPiece - 1) / kPiece;
+  auto chunk = [&](int64_t j) {
+    round_range(out + j * kPiece, buf + j * kPiece, std::min(kPiece, n - j * kPiece));
+  };
+  if (chunks > 0) chunk(0);
+  for (int64_t first = 1; first < chunks; first *= 2) {
+    const int64_t last = std::min(chunks, 2 * first);
+#pragma omp parallel for schedule(static) if (last - first > 1)
+    for (int64_t j = first; j < last; ++j) chunk(j);
+  }
+  return out;
+}
+
 bool cpu_has_amx_bf16() {
 #if defined(__x86_64__)
   unsigned a, b, c, d;

@@ -1,5 +1,8 @@
-// The linear op: out[N,OC] = x[N,IC] · weight[OC,IC]ᵀ + bias[OC].
-// Gradient check: tests/autograd/test_ops_gradcheck.cpp [linear].
+// The linear op: out[N,OC] = x[N,IC] · weight[OC,IC]ᵀ + bias[OC], in float32,
+// or with bf16 operands when the weight has a bf16 copy (Note [bf16 linear]).
+// Gradient checks: tests/autograd/test_ops_gradcheck.cpp [linear], and
+// [linear_bf16] in tests/autograd/test_linear_bf16_op.cpp.
+#include "autograd/kernels/bf16.h"
 #include "autograd/ops/op_support.h"
 
 namespace autograd {
@@ -24,6 +27,48 @@ struct LinearRecord {
   }
 };
 
+// Note [bf16 linear]
+// Mixed precision as PyTorch's autocast does it: the matmul operands x,
+// weight and (in backward) dout are rounded to bf16 and summed in float32;
+// the output, the bias and every gradient stay float32. The weight's copy
+// is the parameter's own, refreshed once per optimizer step (Tensor::bf16).
+// x is rounded into scratch in forward and again in backward, from the
+// float32 x the planner keeps or recomputes as for the float32 op: keeping
+// x's bf16 copy instead measured worse, since the x of most linears
+// (LayerNorm's, GELU's output) is recomputed and costs nothing to keep.
+// dout is rounded over itself (round_to_bf16_in_place): its producer's
+// backward is its last reader, so the largest buffer of a step, the
+// logits' gradient, gets no bf16 twin. The bias gradient sums dout in
+// float32 first.
+struct LinearBf16Record {
+  static constexpr const char* kName = "linear_bf16";
+  float* out;
+  float* dx;  // any of the three may be null
+  float* dweight;
+  float* dbias;
+  float* dout;  // rounded to bf16 over itself in backward
+  const float* x;
+  uint16_t* x_bf16;       // forward scratch
+  uint16_t* x_bf16_back;  // backward scratch; null unless dweight
+  const uint16_t* weight;
+  const float* bias;  // may be null
+  int64_t N, IC, OC;
+
+  void forward() const {
+    kernels::round_to_bf16(x_bf16, x, N * IC);
+    kernels::linear_forward_bf16(out, x_bf16, weight, bias, N, IC, OC);
+  }
+  void backward() const {
+    if (dbias) kernels::linear_backward(nullptr, nullptr, dbias, dout, nullptr, nullptr, N, IC, OC);
+    if (!dx && !dweight) return;
+    const uint16_t* dout_bf16 = kernels::round_to_bf16_in_place(dout, N * OC);
+    if (dweight) kernels::round_to_bf16(x_bf16_back, x, N * IC);
+    kernels::linear_backward_bf16(dx, dweight, dout_bf16, x_bf16_back, weight, N, IC, OC);
+  }
+};
+
+uint16_t* as_bf16(float* floats) { return reinterpret_cast<uint16_t*>(floats); }
+
 }  // namespace
 
 Tensor linear(const OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {
@@ -32,6 +77,16 @@ Tensor linear(const OpContext& ctx, const Tensor& x, const Tensor& weight, const
   TG_CHECK(!bias.defined() || bias.numel() == OC);
   const bool record = records(ctx, x, weight, bias);
   Tensor out = new_output(ctx, x, OC, record);
+  if (weight.bf16) {
+    uint16_t* x_bf16 = as_bf16(new_scratch(ctx, floats_for_bf16(N * IC), record));
+    uint16_t* x_bf16_back =
+        record && weight.needs_grad() ? as_bf16(new_backward_scratch(ctx, floats_for_bf16(N * IC))) : nullptr;
+    run_op(ctx,
+           LinearBf16Record{out.data, x.grad, weight.grad, bias.grad, out.grad, x.data, x_bf16, x_bf16_back,
+                            weight.bf16, bias.data, N, IC, OC},
+           record, out, {{&x, &weight, &bias}, /*backward reads x (to round it again)*/ 0b001});
+    return out;
+  }
   run_op(ctx,
          LinearRecord{out.data, x.grad, weight.grad, bias.grad, out.grad, x.data, weight.data,
                       bias.data, N, IC, OC},

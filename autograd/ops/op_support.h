@@ -26,6 +26,7 @@ inline Tensor new_output(const OpContext& ctx, const Tensor& like, int64_t last,
   Tensor out = like;
   out.shape[out.ndim - 1] = last;
   out.grad = nullptr;
+  out.bf16 = nullptr;
   out.id = -1;
   if (record) ctx.tape->new_tensor(*ctx.arena, out);
   else out.data = ctx.arena->alloc(out.numel());
@@ -40,6 +41,12 @@ inline float* new_saved(const OpContext& ctx, int64_t n, bool record) {
 inline float* new_scratch(const OpContext& ctx, int64_t n, bool record) {
   return record ? ctx.tape->new_buffer(*ctx.arena, n, BufferRole::Scratch) : ctx.arena->alloc(n);
 }
+// n floats only the op's backward uses; only a recording op has a backward.
+inline float* new_backward_scratch(const OpContext& ctx, int64_t n) {
+  return ctx.tape->new_buffer(*ctx.arena, n, BufferRole::BackwardScratch);
+}
+// Room in float buffers for n bf16 values (two to a float).
+inline int64_t floats_for_bf16(int64_t n) { return (n + 1) / 2; }
 
 // Runs r's forward kernel, except on a tape that is only being planned
 // (Note [Tape modes]), and records r as the entry that made `out`, reading

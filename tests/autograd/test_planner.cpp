@@ -2,7 +2,8 @@
 // (every buffer of its own, gradients zeroed up front), although its buffers
 // share floats, its LayerNorm and GELU outputs are recomputed in backward and
 // the logits' gradient lies over the logits; and no two buffers alive at the
-// same time share a float.
+// same time share a float. In bf16 too (Note [bf16 linear]): its linears
+// keep backward scratch and round each output gradient over itself.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -10,9 +11,11 @@
 #include <cstring>
 #include <vector>
 
+#include "autograd/kernels/bf16.h"
 #include "autograd/ops.h"
 #include "autograd/planner.h"
 #include "support/gradcheck.h"
+#include "support/no_skip.h"
 #include "support/plan_checks.h"
 
 using autograd::OpContext;
@@ -31,6 +34,13 @@ struct Leaf {
 }  // namespace
 
 TEST_CASE("a planned step gives the bits of an eager one", "[planner]") {
+  const bool bf16 = GENERATE(false, true);
+  INFO((bf16 ? "bf16 linears" : "float32 linears"));
+  if (bf16 && !kernels::bf16_matmul_available()) {
+    if (test_support::no_skip()) FAIL("oneDNN has no bf16 matmul here, under TAPEGPT_NO_SKIP=1");
+    WARN("oneDNN has no bf16 matmul here: the bf16 plan is not checked");
+    return;
+  }
   const int64_t N = 6, C = 4, H = 8, V = 5;
   tg::Rng rng(11);
   auto leaf = [&](int64_t n) {
@@ -40,12 +50,22 @@ TEST_CASE("a planned step gives the bits of an eager one", "[planner]") {
        head = leaf(V * C);
   std::vector<int32_t> targets(N);
   for (int32_t& t : targets) t = static_cast<int32_t>(rng.below(V));
+  // The weights' bf16 copies, as a bf16 model keeps them.
+  std::vector<uint16_t> w1_bf16(w1.data.size()), w2_bf16(w2.data.size()), head_bf16(head.data.size());
+  kernels::round_to_bf16(w1_bf16.data(), w1.data.data(), static_cast<int64_t>(w1.data.size()));
+  kernels::round_to_bf16(w2_bf16.data(), w2.data.data(), static_cast<int64_t>(w2.data.size()));
+  kernels::round_to_bf16(head_bf16.data(), head.data.data(), static_cast<int64_t>(head.data.size()));
+  auto with_copy = [bf16](Tensor t, const std::vector<uint16_t>& copy) {
+    if (bf16) t.bf16 = copy.data();
+    return t;
+  };
 
   // y = x + dropout(linear(gelu(linear(layernorm(x))))), loss = CE(linear(layernorm(y))):
   // a block's shape in small, every recomputable op and the loss included.
   auto loss_of = [&](const OpContext& ctx) {
-    const Tensor xv = x.view({N, C}), lw = ln_w.view({C}), w1v = w1.view({H, C}),
-                 b1v = b1.view({H}), w2v = w2.view({C, H}), hv = head.view({V, C});
+    const Tensor xv = x.view({N, C}), lw = ln_w.view({C}), w1v = with_copy(w1.view({H, C}), w1_bf16),
+                 b1v = b1.view({H}), w2v = with_copy(w2.view({C, H}), w2_bf16),
+                 hv = with_copy(head.view({V, C}), head_bf16);
     Tensor h = autograd::layernorm(ctx, xv, lw, Tensor{});
     h = autograd::linear(ctx, h, w1v, b1v);
     h = autograd::gelu(ctx, h);
@@ -79,6 +99,9 @@ TEST_CASE("a planned step gives the bits of an eager one", "[planner]") {
       for (size_t e = 0; e < tape.size(); ++e) reruns += plan.recomputed[e];
       CHECK(reruns == 3);
     }
+    int bf16_linears = 0;  // the weights' copies chose the bf16 op
+    for (size_t e = 0; e < tape.size(); ++e) bf16_linears += std::strcmp(tape.op_name(e), "linear_bf16") == 0;
+    CHECK(bf16_linears == (bf16 ? 3 : 0));
     return std::vector<std::vector<float>>{{loss.data[0]}, x.grad,  ln_w.grad, w1.grad,
                                            b1.grad,        w2.grad, head.grad};
   };

@@ -28,14 +28,23 @@ class ThreadCount(unittest.TestCase):
         cls.data = robutil.prepare_tiny(TAPEGPT, cls.tmp)
 
     def test_training_and_eval_do_not_depend_on_the_thread_count(self):
+        self.check_thread_counts("fp32")
+
+    def test_in_bf16_too(self):
+        # oneDNN's matmuls run on one thread per shape-fixed piece (Note
+        # [bf16 matmuls]), so the thread count changes no bits here either.
+        self.check_thread_counts("bf16")
+
+    def check_thread_counts(self, precision):
         results = {}
         for threads in (1, 2, 3):
-            out = os.path.join(self.tmp, f"t{threads}")
-            robutil.run(TAPEGPT, "train", "--data", self.data, "--out", out, *MEDIUM, "--threads", str(threads))
+            out = os.path.join(self.tmp, f"{precision}-t{threads}")
+            robutil.run(TAPEGPT, "train", "--data", self.data, "--out", out, *MEDIUM, "--threads", str(threads),
+                        "--precision", precision)
             ckpt = os.path.join(out, "ckpt.h5")
             ev = json.loads(robutil.run(TAPEGPT, "eval", "--ckpt", ckpt, "--tokens",
                                         os.path.join(self.data, "val.bin"), "--json", "--batch-size", "8",
-                                        "--threads", str(threads)).stdout)
+                                        "--threads", str(threads), "--precision", precision).stdout)
             m = os.path.join(out, "metrics.jsonl")
             results[threads] = (robutil.checkpoint_state(ckpt), robutil.last_train_rows(m),
                                 robutil.last_eval_rows(m), ev["loss"])

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "autograd/base/errors.h"
+#include "autograd/kernels/bf16.h"
+#include "train/precision.h"
 #include "train/train_flags.h"
 
 TEST_CASE("/train/flags keeps its names and order", "[flags]") {
@@ -19,7 +21,7 @@ TEST_CASE("/train/flags keeps its names and order", "[flags]") {
       "data", "batch_size", "grad_accum", "max_steps", "lr", "min_lr", "warmup",
       "lr_decay_steps", "weight_decay", "beta1", "beta2", "eps", "grad_clip", "seed",
       "sampler", "eval_interval", "eval_steps", "ckpt_interval", "keep", "optimizer", "adamw_lr",
-      "muon_momentum", "lr_schedule", "lr_decay_frac", "zero_init_proj", "preset"};
+      "muon_momentum", "lr_schedule", "lr_decay_frac", "zero_init_proj", "preset", "precision"};
   const std::vector<checkpoints::Flag> flags = train::options_to_flags(train::default_options());
   std::vector<std::string> names;
   for (const checkpoints::Flag& f : flags) names.push_back(f.name);
@@ -228,13 +230,47 @@ TEST_CASE("a saved flag of the wrong type is a data error; an unknown one is ign
   CHECK(o.batch_size == before.batch_size);
 }
 
+TEST_CASE("--precision: default auto, saved resolved in slot 26, read back; bad values refused", "[flags][precision]") {
+  const train::TrainFlag* f = train::find_train_flag("precision");
+  REQUIRE(f != nullptr);
+  CHECK(f->default_text == "auto");
+  CHECK_FALSE(f->resumable);  // changed on resume only with --change-precision (cmd_train.cpp)
+  CHECK(f->saved_slot == 26);
+  train::TrainOptions o = train::default_options();
+  train::set_flag_from_text(*f, "fp32", &o);
+  train::resolve_precision(&o);
+  CHECK(o.precision == "fp32");
+  CHECK(o.precision_reason == "asked for");
+  train::set_flag_from_text(*f, "auto", &o);
+  train::resolve_precision(&o);  // never saved as "auto"
+  CHECK((o.precision == "fp32" || o.precision == "bf16"));
+  CHECK(o.precision_reason.rfind("auto: ", 0) == 0);
+  CHECK(o.precision == (kernels::amx_bf16_usable() ? "bf16" : "fp32"));
+  train::TrainOptions back = train::default_options();
+  train::options_from_flags(train::options_to_flags(o), &back);
+  CHECK(back.precision == o.precision);
+  train::set_flag_from_text(*f, "fp16", &o);
+  CHECK_THROWS_AS(train::resolve_precision(&o), tg::UsageError);
+  CHECK(train::precision_of_saved("bf16") == nn::Precision::Bf16);
+  CHECK(train::precision_of_saved("fp32") == nn::Precision::Fp32);
+  CHECK(train::precision_of_saved("") == nn::Precision::Fp32);  // a file from before precisions
+  CHECK_THROWS_AS(train::precision_of_saved("auto"), tg::DataError);
+  // bf16 asked for where oneDNN has one runs, and says so.
+  if (kernels::bf16_matmul_available()) {
+    train::set_flag_from_text(*f, "bf16", &o);
+    train::resolve_precision(&o);
+    CHECK(o.precision == "bf16");
+    if (!kernels::amx_bf16_usable()) CHECK(o.precision_reason.find("without AMX-BF16") != std::string::npos);
+  }
+}
+
 TEST_CASE("a resumed run may change only these flags", "[flags]") {
   std::set<std::string> resumable;
   for (const train::TrainFlag& f : train::train_flags())
     if (f.resumable) resumable.insert(f.name);
   CHECK(resumable == std::set<std::string>{"resume", "max-steps", "out", "lr", "eval-interval", "eval-steps",
                                            "ckpt-interval", "keep", "overwrite", "allow-data-change", "no-overlap",
-                                           "shard-optimizer", "stall-timeout"});
+                                           "shard-optimizer", "stall-timeout", "change-precision"});
   REQUIRE(train::find_train_flag("batch-size") != nullptr);
   CHECK(train::find_train_flag("batch-size")->saved_as == "batch_size");
   CHECK(train::find_train_flag("") == nullptr);  // eps is saved but has no flag

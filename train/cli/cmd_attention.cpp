@@ -29,6 +29,7 @@ int cmd_attention(int argc, char** argv) {
       ("layer", "layer of the head to also draw as an SVG", cxxopts::value<int64_t>())
       ("head", "head (within --layer) to draw as an SVG", cxxopts::value<int64_t>())
       ("overwrite", "replace files an earlier run left in --out");
+  add_precision_option(opts);
   add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
@@ -40,6 +41,7 @@ int cmd_attention(int argc, char** argv) {
     throw tg::UsageError("give --layer and --head together (the head to draw as an SVG)");
 
   LoadedModel lm = load_model(ckpt);
+  apply_precision(r, lm.model);
   const nn::GPTConfig& c = lm.model.config;
   const bool svg = r.count("layer") > 0;
   const int64_t layer = svg ? get<int64_t>(r, "layer") : 0, head = svg ? get<int64_t>(r, "head") : 0;

@@ -16,6 +16,7 @@
 #include "train/cli/cli_util.h"
 #include "train/cli/commands.h"
 #include "train/peak_flops.h"
+#include "train/precision.h"
 #include "train/presets.h"
 
 namespace cli {
@@ -156,33 +157,38 @@ int cmd_bench(int argc, char** argv) {
       ("sgemm-rate", "only measure OpenBLAS's sgemm rate: square 1024, 1536, 2048, median of 7 calls each")
       ("bf16-rate", "only measure the bf16 matmuls (oneDNN) against float32 at GPT shapes, and say which instruction "
                     "set oneDNN runs; on a CPU without AMX-BF16 says so and measures nothing")
-      ("json", "one JSON object instead of text");
+      ("json", "one JSON object instead of text")
+      ("precision", "fp32 | bf16 | auto: the step's matmuls in float32, or with bf16 operands and float32 sums; "
+                    "auto picks bf16 only where the CPU has AMX-BF16", cxxopts::value<std::string>()->default_value("auto"));
   add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
   if (r.count("bf16-rate")) {
     for (const char* flag : {"shape", "batch-size", "block-size", "steps", "warmup", "sample-tokens", "no-profile",
-                             "naive-attention", "tape", "sgemm-rate"})
+                             "naive-attention", "tape", "sgemm-rate", "precision"})
       if (r.count(flag))
         throw tg::UsageError(std::string("--bf16-rate measures only the bf16 and float32 matmuls; drop --") + flag);
     return print_bf16_rate(r.count("json") > 0);
   }
   if (r.count("sgemm-rate")) {
     for (const char* flag : {"shape", "batch-size", "block-size", "steps", "warmup", "sample-tokens", "no-profile",
-                             "naive-attention", "tape"})
+                             "naive-attention", "tape", "precision"})
       if (r.count(flag))
         throw tg::UsageError(std::string("--sgemm-rate measures only OpenBLAS's sgemm; drop --") + flag);
     return print_sgemm_rate(r.count("json") > 0);
   }
   train::BenchOptions o;
   o.model = bench_shape(get<std::string>(r, "shape"), &o.batch_size);
+  const train::PrecisionChoice precision = train::choose_precision(get<std::string>(r, "precision"));
+  o.precision = precision.precision;
   if (r.count("batch-size")) o.batch_size = get<int64_t>(r, "batch-size");
   if (r.count("block-size")) o.model.block_size = get<int64_t>(r, "block-size");
   if (r.count("tape")) {
     const std::string err = nn::config_error(o.model);
     if (!err.empty()) throw tg::UsageError(err);
     if (o.batch_size < 1) throw tg::UsageError("--batch-size must be at least 1");
-    const nn::GPT model = nn::gpt_create(o.model, nn::parameter_store_create(o.model));
+    nn::GPT model = nn::gpt_create(o.model, nn::parameter_store_create(o.model));
+    nn::gpt_set_precision(model, o.precision);
     autograd::Tape tape;
     nn::gpt_record_step(tape, model, o.batch_size, o.model.block_size);
     std::fputs(autograd::tape_dump(tape, autograd::plan_memory(tape)).c_str(), stdout);
@@ -191,7 +197,8 @@ int cmd_bench(int argc, char** argv) {
   o.steps = get<int64_t>(r, "steps");
   o.warmup = get<int64_t>(r, "warmup");
   o.sample_tokens = get<int64_t>(r, "sample-tokens");
-  o.profile = !r.count("no-profile");
+  // The profile replays the float32 kernels: a bf16 step's would mislead.
+  o.profile = !r.count("no-profile") && o.precision == nn::Precision::Fp32;
   o.naive_attention = r.count("naive-attention") > 0;
   if (o.steps < 1 || o.warmup < 0 || o.batch_size < 1 || o.sample_tokens < 0)
     throw tg::UsageError("--steps and --batch-size must be at least 1, --warmup and --sample-tokens at least 0");
@@ -210,13 +217,15 @@ int cmd_bench(int argc, char** argv) {
     std::printf("{\"shape\":\"%s\",\"batch\":%lld,\"T\":%lld,\"threads\":%d,\"step_s\":%.6f,\"tokens_per_s\":%.1f,"
                 "\"flops_per_token\":%.0f,\"matmul_flops_per_token\":%.0f,\"model_gflops\":%.2f,\"sgemm_peak_gflops\":%.2f,\"optimizer_s\":%.6f,"
                 "\"peak_rss_mib\":%.1f,\"sample_tokens_per_s\":%.2f,\"blas_core\":\"%s\","
-                "\"blas_build\":\"%s\",\"blas_split\":%s",
+                "\"blas_build\":\"%s\",\"blas_split\":%s,\"precision\":\"%s\",\"precision_reason\":\"%s\","
+                "\"dnnl_isa\":\"%s\"",
                 get<std::string>(r, "shape").c_str(), static_cast<long long>(o.batch_size),
                 static_cast<long long>(o.model.block_size), omp_get_max_threads(), b.step_seconds, b.tokens_per_s,
                 flops_tok, 6.0 * static_cast<double>(nn::matmul_parameters(o.model)), b.model_flops_per_s / 1e9, b.sgemm_peak_flops / 1e9, b.optimizer_seconds,
                 mib(static_cast<double>(b.peak_rss_bytes)),
                 b.sample_tokens_per_s, kernels::blas_core_name(), kernels::blas_build_name(),
-                kernels::blas_split_in_kernels() ? "true" : "false");
+                kernels::blas_split_in_kernels() ? "true" : "false", nn::precision_name(o.precision),
+                precision.reason.c_str(), kernels::dnnl_effective_isa().c_str());
     // Seconds per step by kernel category, for scripts to compare (the
     // optimizer entry is the real step's; the rest are replayed kernels).
     if (!b.profile.empty()) {
@@ -240,6 +249,7 @@ int cmd_bench(int argc, char** argv) {
               static_cast<long long>(o.model.n_layer), static_cast<long long>(o.model.n_head),
               static_cast<long long>(o.model.n_embd), static_cast<long long>(o.model.block_size),
               static_cast<long long>(o.batch_size), kernels::blas_description().c_str());
+  std::printf("precision: %s (%s)\n", nn::precision_name(o.precision), precision.reason.c_str());
   std::printf("training step: median %.4f s over %lld steps = %.0f tokens/s, %.1f GFLOP/s of model FLOPs "
               "(%.1f MFLOP/token) = %.0f%% of the measured sgemm peak %.1f GFLOP/s\n",
               b.step_seconds, static_cast<long long>(o.steps), b.tokens_per_s, b.model_flops_per_s / 1e9,

@@ -26,6 +26,7 @@ int cmd_eval(int argc, char** argv) {
        cxxopts::value<int64_t>()->default_value("0"))
       ("batch-size", "windows per forward pass", cxxopts::value<int64_t>()->default_value("8"))
       ("json", "print one JSON object instead of text");
+  add_precision_option(opts);
   add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
@@ -37,6 +38,7 @@ int cmd_eval(int argc, char** argv) {
   if (batch < 1 || batch > 4096) throw tg::UsageError("--batch-size must be between 1 and 4096");
 
   LoadedModel lm = load_model(ckpt);
+  const train::PrecisionChoice precision = apply_precision(r, lm.model);
   const int64_t T = lm.model.config.block_size;
   if (stride < 0 || stride >= T + 1)
     throw tg::UsageError("--stride must be between 1 and block_size (" + std::to_string(T) + ")");
@@ -76,13 +78,14 @@ int cmd_eval(int argc, char** argv) {
   const double loss = res.mean_loss();
   const double bpb = res.bytes ? res.loss_sum / std::log(2.0) / static_cast<double>(res.bytes) : 0.0;
   if (r.count("json")) {
-    std::printf("{\"loss\":%.9g,\"perplexity\":%.9g,\"bits_per_byte\":%.9g,\"tokens\":%lld,\"bytes\":%lld}\n",
-                loss, std::exp(loss), bpb, static_cast<long long>(res.tokens),
-                static_cast<long long>(res.bytes));
+    std::printf("{\"loss\":%.9g,\"perplexity\":%.9g,\"bits_per_byte\":%.9g,\"tokens\":%lld,\"bytes\":%lld,"
+                "\"precision\":\"%s\"}\n",
+                loss, std::exp(loss), bpb, static_cast<long long>(res.tokens), static_cast<long long>(res.bytes),
+                nn::precision_name(precision.precision));
   } else {
-    std::printf("loss %.4f nats/token | perplexity %.3f | %.4f bits/byte | %lld tokens scored (%lld bytes)\n",
-                loss, std::exp(loss), bpb, static_cast<long long>(res.tokens),
-                static_cast<long long>(res.bytes));
+    std::printf("loss %.4f nats/token | perplexity %.3f | %.4f bits/byte | %lld tokens scored (%lld bytes) | %s\n",
+                loss, std::exp(loss), bpb, static_cast<long long>(res.tokens), static_cast<long long>(res.bytes),
+                nn::precision_name(precision.precision));
   }
   return 0;
 }

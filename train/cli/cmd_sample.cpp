@@ -29,6 +29,7 @@ int cmd_sample(int argc, char** argv) {
       ("top-k", "keep only the K most likely tokens (0 = all)", cxxopts::value<int64_t>()->default_value("0"))
       ("top-p", "keep the smallest set of tokens with probability >= P", cxxopts::value<double>()->default_value("1.0"))
       ("seed", "random seed", cxxopts::value<uint64_t>()->default_value("1337"));
+  add_precision_option(opts);
   add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
@@ -47,6 +48,7 @@ int cmd_sample(int argc, char** argv) {
                          "--top-k and --top-p would do nothing: drop them or give a temperature > 0");
 
   LoadedModel lm = load_model(ckpt);
+  apply_precision(r, lm.model);
   std::vector<int32_t> prompt;
   if (r.count("prompt") && !get<std::string>(r, "prompt").empty()) {
     prompt = lm.tokenizer.encode(get<std::string>(r, "prompt"));

@@ -6,12 +6,14 @@
 #include <memory>
 
 #include "autograd/base/errors.h"
+#include "autograd/kernels/bf16.h"
 #include "checkpoints/checkpoint.h"
 #include "data/tokenizer_json.h"
 #include "nn/gpt.h"
 #include "train/cli/cli_util.h"
 #include "train/cli/commands.h"
 #include "train/cli/init_from.h"
+#include "train/precision.h"
 #include "train/presets.h"
 #include "train/run_dir.h"
 #include "train/train_flags.h"
@@ -118,6 +120,8 @@ train::TrainOptions options_from_command_line(const cxxopts::ParseResult& r) {
 
 int start_run(const cxxopts::ParseResult& r) {
   train::TrainOptions o = options_from_command_line(r);
+  if (r.count("change-precision"))
+    throw tg::UsageError("--change-precision is for --resume; a new run takes --precision alone");
   // Never replace a run the user already has by accident.
   if (!r.count("overwrite") && train::holds_run(o.out_dir))
     throw tg::UsageError(o.out_dir + " already holds a run (ckpt.h5): continue it with --resume " +
@@ -127,6 +131,7 @@ int start_run(const cxxopts::ParseResult& r) {
   o.model.vocab_size = tokenizer.vocab_size();
   const std::string err = train::options_error(o);
   if (!err.empty()) throw tg::UsageError(err);
+  train::resolve_precision(&o);
   set_threads(o.threads);
   // Sharded, the moments are allocated per rank, for its slice only (Note
   // [Sharded optimizer state]): never whole, or they would set the peak.
@@ -154,11 +159,36 @@ void resume_optimizer_check(const std::string& path, const std::string& saved_na
                          "new run from its weights with --init-from " + path);
 }
 
+// A run resumes in the precision it was trained in (saved in its
+// checkpoint); --precision may restate it, and changes it only with
+// --change-precision.
+void resume_precision(const std::string& path, const std::string& saved, const cxxopts::ParseResult& r,
+                      train::TrainOptions* o) {
+  o->precision = saved;
+  const std::string asked = r.count("precision") ? get<std::string>(r, "precision") : saved;
+  if (asked != saved && !r.count("change-precision"))
+    throw tg::UsageError("--precision " + asked + ": the run in " + path + " was trained in " + saved +
+                         " and resumes in it; add --change-precision to continue it in " + asked);
+  if (r.count("change-precision") && !r.count("precision"))
+    throw tg::UsageError("--change-precision needs --precision fp32, bf16 or auto: the precision to continue in");
+  o->precision = asked;
+  try {
+    train::resolve_precision(o, asked == saved ? "the run's own" : "changed from " + saved);
+  } catch (const tg::UsageError& e) {
+    if (asked != saved) throw;
+    throw tg::UsageError(path + " was trained in bf16, which oneDNN cannot run here (" +
+                         kernels::dnnl_version() + ", " + kernels::dnnl_effective_isa() +
+                         "): continue it in float32 with --change-precision --precision fp32");
+  }
+}
+
 int resume_run(const cxxopts::ParseResult& r) {
   for (const auto& kv : r.arguments()) {
     const train::TrainFlag* f = train::find_train_flag(kv.key());
-    // --optimizer may restate the run's own (checked below, once it is known).
-    const bool common = kv.key() == "threads" || kv.key() == "help" || kv.key() == "optimizer";
+    // --optimizer and --precision may restate the run's own (checked below,
+    // once it is known); --change-precision lets --precision change it.
+    const bool common = kv.key() == "threads" || kv.key() == "help" || kv.key() == "optimizer" ||
+                        kv.key() == "precision";
     if (!common && !(f && f->resumable))
       throw tg::UsageError("--" + kv.key() + " cannot be changed when resuming: the run keeps the value "
                            "saved in its checkpoint (remove the flag, or start a new run)");
@@ -169,8 +199,10 @@ int resume_run(const cxxopts::ParseResult& r) {
     throw tg::DataError(path + " holds no optimizer state (a best.h5 is model-only); resume from the run's ckpt.h5");
   train::TrainOptions o = train::default_options();
   o.model = ck.meta.config;
+  o.precision = "fp32";  // a file from before precisions were saved was trained in float32
   train::options_from_flags(ck.meta.train.flags, &o);
   resume_optimizer_check(path, ck.meta.optimizer.name, o.optimizer, r);
+  const std::string saved_precision = nn::precision_name(train::precision_of_saved(o.precision));
   // Note [Where a run writes] in run_dir.h: never the directory recorded in the file.
   o.out_dir = r.count("out") ? get<std::string>(r, "out") : train::checkpoint_dir(path);
   const std::string other = train::other_run_in(o.out_dir, ck.meta, path);
@@ -190,6 +222,7 @@ int resume_run(const cxxopts::ParseResult& r) {
   o.threads = get<int>(r, "threads");
   const std::string err = train::options_error(o);
   if (!err.empty()) throw tg::UsageError(err);
+  resume_precision(path, saved_precision, r, &o);
   const int64_t step = ck.meta.train.step;
   if (step >= o.max_steps)
     throw tg::UsageError("the run in " + path + " already finished (step " + std::to_string(step) +

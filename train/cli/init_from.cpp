@@ -12,6 +12,7 @@
 #include "data/tokenizer_json.h"
 #include "nn/gpt.h"
 #include "train/cli/cli_util.h"
+#include "train/precision.h"
 #include "train/run_dir.h"
 #include "train/trainer.h"
 
@@ -95,6 +96,9 @@ int init_from_run(const cxxopts::ParseResult& r, train::TrainOptions o) {
   check_tokenizer(tokenizer.spec(), ck.meta.tokenizer, o.data_dir, path);
   const std::string err = train::options_error(o);
   if (!err.empty()) throw tg::UsageError(err);
+  if (r.count("change-precision"))
+    throw tg::UsageError("--change-precision is for --resume; a new run takes --precision alone");
+  train::resolve_precision(&o);
   set_threads(o.threads);
 
   nn::GPT model;

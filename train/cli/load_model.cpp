@@ -19,4 +19,17 @@ LoadedModel load_model(const std::string& path) {
                      ck.meta.train.step};
 }
 
+void add_precision_option(cxxopts::Options& options) {
+  options.add_options()("precision",
+                        "fp32 | bf16 | auto: the matmuls in float32, or with bf16 operands and float32 sums; auto "
+                        "picks bf16 only where the CPU has AMX-BF16",
+                        cxxopts::value<std::string>()->default_value("auto"));
+}
+
+train::PrecisionChoice apply_precision(const cxxopts::ParseResult& r, nn::GPT& model) {
+  const train::PrecisionChoice c = train::choose_precision(get<std::string>(r, "precision"));
+  nn::gpt_set_precision(model, c.precision);
+  return c;
+}
+
 }  // namespace cli

@@ -7,6 +7,7 @@
 
 #include "data/tokenizer.h"
 #include "nn/gpt.h"
+#include "train/precision.h"
 
 namespace cli {
 
@@ -22,5 +23,10 @@ std::string required_ckpt(const cxxopts::ParseResult& r);
 
 // Throws tg::DataError (naming the file) if it is missing or invalid.
 LoadedModel load_model(const std::string& ckpt_path);
+
+// --precision fp32|bf16|auto (default auto) for a command that runs a
+// checkpoint, and applying it to the loaded model (train/precision.h).
+void add_precision_option(cxxopts::Options& options);
+train::PrecisionChoice apply_precision(const cxxopts::ParseResult& r, nn::GPT& model);
 
 }  // namespace cli

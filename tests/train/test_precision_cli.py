@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""`--precision fp32|bf16|auto` end to end (Note [bf16 linear] in autograd/ops/linear.cpp).
+
+A bf16 run learns as a float32 one does (close losses, not the same bits);
+N steps = N/2 + save + resume + N/2, bit for bit, in bf16; the checkpoint
+records the precision and a resume keeps it, refuses another unless
+--change-precision, and continues in the new one with it; `auto` picks fp32
+where the CPU has no AMX-BF16 and says why; eval, sample, attention and
+bench take the flag; mistakes get one error line and leave no file.
+Run by CTest as: test_precision_cli.py PATH/TO/tapegpt
+"""
+import json
+import os
+import sys
+import unittest
+
+TAPEGPT = None
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODEL = ["--n-layer", "2", "--n-head", "2", "--n-embd", "64", "--block-size", "32",
+         "--batch-size", "4", "--warmup", "2", "--threads", "2", "--lr-decay-steps", "30",
+         "--eval-interval", "10", "--eval-steps", "3", "--dropout", "0.1"]
+
+sys.path.insert(0, os.path.join(REPO, "tests", "support"))
+import no_skip  # noqa: E402
+import testutil  # noqa: E402
+
+try:
+    import h5py
+    import numpy as np
+except ImportError:  # the weight comparisons need them; everything else runs
+    h5py = None
+
+
+def run(*args, ok=True):
+    return testutil.run(TAPEGPT, *args, ok=ok)
+
+
+def rows(run_dir):
+    with open(os.path.join(run_dir, "metrics.jsonl")) as f:
+        return [json.loads(line) for line in f]
+
+
+def step_rows(run_dir):  # the training rows, without wall times
+    return [{k: v for k, v in r.items() if k not in ("tokens_per_s", "elapsed_s", "train_s")}
+            for r in rows(run_dir) if "loss" in r]
+
+
+def last_val_loss(run_dir):
+    return [r["val_loss"] for r in rows(run_dir) if "val_loss" in r][-1]
+
+
+def amx_bf16_in_cpuinfo():
+    with open("/proc/cpuinfo") as f:
+        return any(line.startswith("flags") and "amx_bf16" in line.split() for line in f)
+
+
+class PrecisionCli(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-precision-")
+        corpus = os.path.join(cls.tmp, "tiny.txt")
+        with open(os.path.join(REPO, "data", "tinyshakespeare.txt"), encoding="utf-8") as f:
+            text = f.read()[:40000]
+        with open(corpus, "w", encoding="utf-8") as f:
+            f.write(text)
+        cls.data = os.path.join(cls.tmp, "data")
+        run("prepare", "--input", corpus, "--tokenizer", "char", "--out", cls.data)
+        cls.common = ["--data", cls.data, *MODEL]
+        isa = json.loads(run("bench", "--bf16-rate", "--json").stdout)["dnnl_isa"]
+        if isa in ("none", "avx2", "avx", "sse41"):
+            no_skip.skip_or_fail(f"oneDNN has no bf16 matmul here ({isa}): --precision bf16 cannot run")
+        cls.runs = {}
+        for precision in ("fp32", "bf16"):
+            out = os.path.join(cls.tmp, precision)
+            cls.runs[precision] = (out, run("train", *cls.common, "--out", out, "--max-steps", "30",
+                                            "--precision", precision).stdout)
+
+    def expect_error(self, args, code, must_mention):
+        return testutil.assert_one_error_line(self, run(*args, ok=False), args, code, must_mention)
+
+    def test_bf16_learns_as_float32_does(self):
+        fp32, bf16 = step_rows(self.runs["fp32"][0]), step_rows(self.runs["bf16"][0])
+        self.assertEqual(len(fp32), 30)
+        self.assertEqual(len(bf16), 30)
+        self.assertNotEqual(fp32, bf16)  # the matmuls really ran in another precision
+        val_fp32, val_bf16 = last_val_loss(self.runs["fp32"][0]), last_val_loss(self.runs["bf16"][0])
+        self.assertAlmostEqual(val_bf16, val_fp32, delta=0.03)
+        self.assertLess(val_bf16, bf16[0]["loss"] - 0.5)
+        self.assertIn("precision: bf16 (asked for", self.runs["bf16"][1])
+        self.assertIn("precision: fp32 (asked for)", self.runs["fp32"][1])
+
+    def test_bf16_resume_is_bit_exact(self):
+        half = os.path.join(self.tmp, "half")
+        run("train", *self.common, "--out", half, "--max-steps", "15", "--precision", "bf16")
+        out = run("train", "--resume", os.path.join(half, "ckpt.h5"), "--max-steps", "30",
+                  "--precision", "bf16").stdout  # restating the run's own precision is accepted
+        self.assertIn("precision: bf16 (the run's own", out)
+        self.assertEqual(step_rows(half), step_rows(self.runs["bf16"][0]))
+        self.assertEqual(last_val_loss(half), last_val_loss(self.runs["bf16"][0]))
+        if not h5py:
+            return
+        with h5py.File(os.path.join(self.runs["bf16"][0], "ckpt.h5")) as fa, \
+                h5py.File(os.path.join(half, "ckpt.h5")) as fb:
+            for group in ("model", "optimizer/m", "optimizer/v"):
+                for name in fa[group]:
+                    self.assertTrue(np.array_equal(fa[group][name][()], fb[group][name][()]), name)
+
+    def test_the_checkpoint_records_the_precision(self):
+        for precision in ("fp32", "bf16"):
+            self.assertIn(f"precision={precision}", run("inspect", os.path.join(self.runs[precision][0],
+                                                                                "ckpt.h5")).stdout)
+
+    def test_a_resume_keeps_the_precision_unless_told(self):
+        ckpt = os.path.join(self.runs["bf16"][0], "ckpt.h5")
+        line = self.expect_error(["train", "--resume", ckpt, "--max-steps", "40", "--precision", "fp32"], 2,
+                                 "--precision fp32")
+        self.assertIn("trained in bf16", line)
+        self.assertIn("--change-precision", line)
+        self.expect_error(["train", "--resume", ckpt, "--max-steps", "40", "--change-precision"], 2,
+                          "--change-precision needs --precision")
+        moved = os.path.join(self.tmp, "moved")
+        out = run("train", "--resume", ckpt, "--out", moved, "--max-steps", "35", "--change-precision",
+                  "--precision", "fp32").stdout
+        self.assertIn("precision: fp32 (changed from bf16)", out)
+        self.assertIn("precision=fp32", run("inspect", os.path.join(moved, "ckpt.h5")).stdout)
+        out = run("train", "--resume", os.path.join(moved, "ckpt.h5"), "--max-steps", "40").stdout
+        self.assertIn("precision: fp32 (the run's own)", out)
+
+    def test_auto_says_which_and_why(self):
+        out = os.path.join(self.tmp, "auto")
+        text = run("train", *self.common, "--out", out, "--max-steps", "1").stdout
+        if amx_bf16_in_cpuinfo():
+            self.assertRegex(text, r"precision: (bf16 \(auto: AMX-BF16 usable|fp32 \(auto: the CPU has AMX-BF16 but)")
+        else:
+            self.assertIn("precision: fp32 (auto: this CPU has no AMX-BF16", text)
+        bench = json.loads(run("bench", "--shape", "S", "--block-size", "8", "--batch-size", "1", "--steps", "1",
+                               "--warmup", "0", "--sample-tokens", "2", "--json", "--threads", "2").stdout)
+        self.assertEqual(bench["precision"], "bf16" if "AMX-BF16 usable" in text else "fp32")
+        self.assertTrue(bench["precision_reason"].startswith("auto: "))
+
+    def test_inference_commands_take_the_flag(self):
+        ckpt = os.path.join(self.runs["bf16"][0], "ckpt.h5")
+        val = os.path.join(self.data, "val.bin")
+        losses = {}
+        for precision in ("fp32", "bf16"):
+            r = json.loads(run("eval", "--ckpt", ckpt, "--tokens", val, "--json", "--precision", precision).stdout)
+            self.assertEqual(r["precision"], precision)
+            losses[precision] = r["loss"]
+        self.assertNotEqual(losses["fp32"], losses["bf16"])
+        self.assertAlmostEqual(losses["fp32"], losses["bf16"], delta=0.02)
+        text = run("sample", "--ckpt", ckpt, "--max-new-tokens", "20", "--precision", "bf16").stdout
+        self.assertGreater(len(text), 10)
+        page = os.path.join(self.tmp, "attention")
+        run("attention", "--ckpt", ckpt, "--prompt", "ROMEO:", "--out", page, "--precision", "bf16")
+        self.assertTrue(os.path.exists(os.path.join(page, "attention.json")))
+
+    def test_flag_mistakes(self):
+        out = os.path.join(self.tmp, "bad")
+        self.expect_error(["train", *self.common, "--out", out, "--precision", "fp16"], 2,
+                          "--precision must be fp32, bf16 or auto")
+        self.expect_error(["train", *self.common, "--out", out, "--change-precision"], 2,
+                          "--change-precision is for --resume")
+        self.expect_error(["eval", "--ckpt", os.path.join(self.runs["fp32"][0], "ckpt.h5"), "--tokens",
+                           os.path.join(self.data, "val.bin"), "--precision", "half"], 2,
+                          "--precision must be fp32, bf16 or auto")
+        self.expect_error(["bench", "--sgemm-rate", "--precision", "bf16"], 2, "drop --precision")
+        self.assertFalse(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    TAPEGPT = os.path.abspath(sys.argv.pop(1))
+    if h5py is None and no_skip.strict():  # the weight comparisons would not run
+        no_skip.skip_or_fail("the bit-for-bit weight comparisons need python3-h5py and python3-numpy")
+    unittest.main(verbosity=2)

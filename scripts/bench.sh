@@ -147,7 +147,8 @@ blas_lib="$(ldd "$TAPEGPT" | awk '$1 ~ /^libopenblas/ {print $3; exit}')"
 # by default on AMX, so its float32 rows ask for float32.
 fp32=()
 has_precision=0
-if "$TAPEGPT" bench --help 2>/dev/null | grep -q -- --precision; then has_precision=1; fp32=(--precision fp32); fi
+bench_help="$("$TAPEGPT" bench --help 2>/dev/null || true)"
+[[ "$bench_help" == *--precision* ]] && has_precision=1 && fp32=(--precision fp32)
 # Which core tapegpt's OpenBLAS runs (after its own correction), from a tiny step.
 record probe tapegpt bench --shape S --block-size 8 --batch-size 1 --steps 1 --warmup 0 --sample-tokens 0 \
   --no-profile --json "${fp32[@]}"
@@ -167,16 +168,21 @@ grep -qw amx_bf16 /proc/cpuinfo && cpu_amx=1
 amx=$(( cpu_amx && tapegpt_amx ))
 if (( amx )); then
   bf16_note=""
-elif (( ! cpu_amx )); then
+elif (( tapegpt_amx )); then  # tapegpt saw AMX-BF16, /proc/cpuinfo does not list it
   bf16_note="bf16 speed not measured here: this CPU has no AMX-BF16 (oneDNN runs $dnnl_isa)"
-else
+else  # tapegpt's reason: this CPU has no AMX-BF16, or no oneDNN in the build, or a cap, ...
   bf16_note="$(/usr/bin/python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["not_measured"])' \
                "$RAW/probe-bf16.jsonl")"
 fi
 bf16=$(( amx || BF16_ANYWAY == 1 ))
-# tapegpt's bf16 row needs --precision: on AMX an older binary is an error
-# (the row is what the run is for); under BF16_ANYWAY it is left out.
-tapegpt_bf16=$(( bf16 && has_precision ))
+# tapegpt's bf16 row needs --precision and oneDNN: on AMX an older binary is
+# an error (the row is what the run is for); under BF16_ANYWAY it is left out.
+tapegpt_bf16_missing=""
+if (( ! has_precision )); then tapegpt_bf16_missing="$TAPEGPT has no --precision flag (an older binary)"
+elif [[ "$dnnl_isa" == none ]]; then tapegpt_bf16_missing="$TAPEGPT was built without oneDNN"
+fi
+tapegpt_bf16=0
+(( bf16 )) && [[ -z "$tapegpt_bf16_missing" ]] && tapegpt_bf16=1
 if (( amx && ! has_precision )); then
   echo "bench.sh: $TAPEGPT has no --precision flag, which the bf16 row needs on this AMX machine: rebuild it" >&2
   exit 1
@@ -212,8 +218,8 @@ torch_bench() { "${torch_env[@]}" /usr/bin/python3 scripts/bench_torch.py --thre
   if (( bf16 && ! amx )); then
     echo "BF16_ANYWAY=1: bf16 rows timed all the same, to check the script; each such figure is no AMX: not a result"
   fi
-  if (( bf16 && ! has_precision )); then
-    echo "tapegpt bf16 row left out: $TAPEGPT has no --precision flag (an older binary)"
+  if (( bf16 && ! tapegpt_bf16 )); then
+    echo "tapegpt bf16 row left out: $tapegpt_bf16_missing"
   fi
   echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$RAW/header.txt"
@@ -252,7 +258,7 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RAW/heade
 summary_args=("$RAW" --shapes "$SHAPES" --commit "$commit" --blas-lib "$blas_lib" --torch-wait-policy "$TORCH_WAIT_POLICY"
               --tapegpt-wait-policy "$TAPEGPT_WAIT_POLICY" --dnnl-lib "${dnnl_lib:-}" --amx "$amx"
               --bf16-note "$bf16_note")
-(( tapegpt_bf16 || ! bf16 )) || summary_args+=(--tapegpt-bf16-missing "$TAPEGPT has no --precision flag (an older binary)")
+(( tapegpt_bf16 || ! bf16 )) || summary_args+=(--tapegpt-bf16-missing "$tapegpt_bf16_missing")
 (( quick )) && summary_args+=(--quick)
 [[ -n "$out_dir" ]] && summary_args+=(--json "$out_dir/summary.json" --md "$out_dir/summary.md")
 echo

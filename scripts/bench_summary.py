@@ -271,15 +271,15 @@ def bf16_markdown(s):
     for sh, r in rows.items():
         a, c = r.get("tapegpt_bf16"), r.get("torch_bf16")
         sp = r.get("bf16_speedups", {})
-        x = lambda name: fmt(sp.get(name) and sp[name]["median"], ".2f") + "×"
-        pct = lambda d: fmt(d and d["share_of_bf16_rate"] and 100 * d["share_of_bf16_rate"])
+        x = lambda name: f"{sp[name]['median']:.2f}×" if name in sp else "—"
+        pct = lambda d: f"{100 * d['share_of_bf16_rate']:.0f}%" if d and d["share_of_bf16_rate"] else "—"
         per_round = " ".join(f"{v:.2f}" for v in sp.get("tapegpt_bf16_vs_torch_bf16", {}).get("rounds", []))
         L.append(f"| {sh} ({r['batch']}, {r['T']}) | {label or 'measured (AMX)'} "
                  f"| {fmt(a and 1e3 * a['step_s'], '.1f')} | {fmt(c and 1e3 * c['step_s'], '.1f')} "
                  f"| {x('tapegpt_bf16_vs_torch_bf16')} | {per_round or '—'} | {x('tapegpt_bf16_vs_torch_fp32')} "
                  f"| {x('tapegpt_bf16_vs_tapegpt_fp32')} | {x('torch_bf16_vs_torch_fp32')} "
                  f"| {fmt(a and a['model_gflops'], '.1f')} / {fmt(c and c['model_gflops'], '.1f')} "
-                 f"| {pct(a)}% / {pct(c)}% | {fmt(a and a['peak_rss_mib'])} / {fmt(c and c['peak_rss_mib'])} |")
+                 f"| {pct(a)} / {pct(c)} | {fmt(a and a['peak_rss_mib'])} / {fmt(c and c['peak_rss_mib'])} |")
     L += ["", "A ratio \"X vs Y\" is Y's step time over X's (above 1: X is faster). The bf16 rows time the step only: "
           "forward and loss in bf16 (PyTorch: under torch.autocast(\"cpu\", dtype=torch.bfloat16)), backward, clip "
           "and AdamW as in float32."]

@@ -14,11 +14,11 @@
 # Only ratios from one run mean anything (the machines are shared and
 # noisy); the summary (scripts/bench_summary.py) prints them per round.
 # bf16 is timed only where oneDNN runs on AMX (amx_bf16 in /proc/cpuinfo and
-# `tapegpt bench --bf16-rate` says it is usable): elsewhere bf16 is slower
-# than float32, nothing bf16 is timed, and the run says "bf16 speed not
-# measured here: ...". BF16_ANYWAY=1 times the bf16 rows there all the same,
-# to check the script; the summary labels each such figure "no AMX: not a
-# result", and no such figure is ever a result.
+# `tapegpt bench --bf16-rate` says it is usable): elsewhere nothing bf16 is
+# timed (issue 22: an emulated speed is never a result), and the run says
+# "bf16 speed not measured here: ...". BF16_ANYWAY=1 times the bf16 rows
+# there all the same, to check the script; the summary labels each such
+# figure "no AMX: not a result".
 #
 # What makes the baseline fair, and why each setting:
 #  - Same OpenBLAS file. Debian's python3-torch calls sgemm through

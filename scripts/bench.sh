@@ -65,8 +65,9 @@
 #    reports the file it mapped and which ISA oneDNN ran: tapegpt from
 #    `tapegpt bench --bf16-rate` (oneDNN's effective ISA), PyTorch from the
 #    `isa:` line oneDNN's verbose mode (ONEDNN_VERBOSE=1) prints during one
-#    untimed step, with the kernel each matmul ran ("brg:avx512_core_amx"
-#    on AMX); the float32 step runs no oneDNN primitive. ONEDNN_VERBOSE and
+#    untimed step, with the kernel each matmul ran ("brg:avx512_core_bf16"
+#    on the development machine's Zen 4; on AMX a name with "amx" in it);
+#    the float32 step runs no oneDNN primitive. ONEDNN_VERBOSE and
 #    DNNL_VERBOSE are cleared for both sides (oneDNN prints to stdout, where
 #    the JSON goes); an ONEDNN_MAX_CPU_ISA cap applies to both. The bf16
 #    rows time the step only (sampling and tapegpt's kernel profile are the

@@ -20,10 +20,11 @@ parameters and gradients, as autocast leaves them.
 
 Prints one JSON object: median step time, tokens/s, optimizer time, peak
 RSS, KV-cache sampling speed (batch 1), which OpenBLAS and which oneDNN this
-process loaded, and which oneDNN ISA and kernels one step ran: an untimed
-step before the warm-up runs with oneDNN's verbose mode on (what
-ONEDNN_VERBOSE=1 turns on, here for that step only) and its lines, which
-oneDNN writes to stdout, go to a file and are parsed, not printed:
+process loaded, and which oneDNN ISA and kernels one step ran: the first
+warm-up step (an extra untimed one with --warmup 0) runs with oneDNN's
+verbose mode on (what ONEDNN_VERBOSE=1 turns on, here for that step only)
+and its lines, which oneDNN writes to stdout, go to a file and are parsed,
+not printed:
 "onednn_isa" is its `isa:` line, null when the step ran no oneDNN primitive
 (the float32 step's matmuls are OpenBLAS's). With --sgemm-rate it instead
 times torch.mm on square matrices (the same sizes as `tapegpt bench
@@ -288,9 +289,11 @@ def main():
         opt.step()
         return t_opt
 
-    probe = onednn_report(onednn_verbose_lines(step))  # untimed, before the warm-up
+    # The first warm-up step runs under oneDNN's verbose mode (an extra
+    # untimed step with --warmup 0).
+    probe = onednn_report(onednn_verbose_lines(step))
     times, opt_times = [], []
-    for s in range(args.warmup + args.steps):
+    for s in range(min(args.warmup, 1), args.warmup + args.steps):
         t0 = time.perf_counter()
         t_opt = step()
         t1 = time.perf_counter()

@@ -217,7 +217,7 @@ torch_bench() { "${torch_env[@]}" /usr/bin/python3 scripts/bench_torch.py --thre
        "($(grep -m1 -ow avx512_bf16 /proc/cpuinfo || echo "no avx512_bf16"))"
   [[ -n "$bf16_note" ]] && echo "$bf16_note"
   if (( bf16 && ! amx )); then
-    echo "BF16_ANYWAY=1: bf16 rows timed all the same, to check the script; each such figure is no AMX: not a result"
+    echo "BF16_ANYWAY=1: bf16 rows timed all the same, to check the script; each such figure is labelled \"no AMX: not a result\""
   fi
   if (( bf16 && ! tapegpt_bf16 )); then
     echo "tapegpt bf16 row left out: $tapegpt_bf16_missing"

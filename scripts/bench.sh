@@ -142,7 +142,7 @@ record() {
 
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 [[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]] && commit+="-dirty"
-blas_lib="$(ldd "$TAPEGPT" | awk '$1 ~ /^libopenblas/ {print $3; exit}')"
+blas_lib="$(ldd "$TAPEGPT" | awk '$1 ~ /^libopenblas/ && !n++ {print $3}')"
 [[ -n "$blas_lib" ]] || { echo "bench.sh: ldd finds no libopenblas in $TAPEGPT" >&2; exit 1; }
 # A binary from before --precision is float32 only; a newer one picks bf16
 # by default on AMX, so its float32 rows ask for float32.
@@ -154,7 +154,7 @@ bench_help="$("$TAPEGPT" bench --help 2>/dev/null || true)"
 record probe tapegpt bench --shape S --block-size 8 --batch-size 1 --steps 1 --warmup 0 --sample-tokens 0 \
   --no-profile --json "${fp32[@]}"
 core="$(/usr/bin/python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["blas_core"])' "$RAW/probe.jsonl")"
-dnnl_lib="$(ldd "$TAPEGPT" | awk '$1 ~ /^libdnnl/ {print $3; exit}')"
+dnnl_lib="$(ldd "$TAPEGPT" | awk '$1 ~ /^libdnnl/ && !n++ {print $3}')"
 
 # bf16 is timed only where oneDNN runs on AMX: the CPU has AMX-BF16 and
 # tapegpt's oneDNN can use it (not capped, tiles permitted, built with oneDNN).

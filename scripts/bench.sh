@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # Side-by-side CPU benchmark: tapegpt's training step against the same step
 # written by a careful PyTorch user (scripts/bench_torch.py: nanoGPT's model
-# and optimizer), on the S, M and G shapes, in one run on one machine, with
-# OpenBLAS's own sgemm rate measured in the same run as the ceiling.
+# and optimizer), in float32 and under bf16 autocast, on the S, M and G
+# shapes, in one run on one machine, with OpenBLAS's own sgemm rate and
+# oneDNN's own bf16 matmul rate measured in the same run as the ceilings.
 #   bash scripts/bench.sh                   # S, M, G; 3 rounds; all cores
 #   bash scripts/bench.sh --out DIR         # also keep DIR/summary.{md,json} and the raw JSON lines
 #   bash scripts/bench.sh --quick           # S, 1 round, 2 steps: checks the script end to end (no figures)
 #   SHAPES="S M" ROUNDS=5 THREADS=2 bash scripts/bench.sh
 #   TAPEGPT=/path/to/tapegpt bash scripts/bench.sh   # that binary instead of building build/tapegpt
+#   BF16_ANYWAY=1 bash scripts/bench.sh --quick      # bf16 rows on a CPU without AMX-BF16: checks the script
 #   bash scripts/bench.sh --blas-builds     # another measurement: scripts/bench_blas_builds.sh
 # Only ratios from one run mean anything (the machines are shared and
 # noisy); the summary (scripts/bench_summary.py) prints them per round.
+# bf16 is timed only where oneDNN runs on AMX (amx_bf16 in /proc/cpuinfo and
+# `tapegpt bench --bf16-rate` says it is usable): elsewhere nothing bf16 is
+# timed (issue 22: an emulated speed is never a result), and the run says
+# "bf16 speed not measured here: ...". BF16_ANYWAY=1 times the bf16 rows
+# there all the same, to check the script; the summary labels each such
+# figure "no AMX: not a result".
 #
 # What makes the baseline fair, and why each setting:
 #  - Same OpenBLAS file. Debian's python3-torch calls sgemm through
@@ -43,10 +51,33 @@
 #    step (forward, loss, backward, clip 1.0, AdamW, zeroing), STEPS timed
 #    after WARMUP untimed, median; peak RSS of each process; greedy KV-cache
 #    sampling at batch 1 after a 16-token prompt.
+#  - The bf16 peer. PyTorch's bf16 step is the float32 peer's step with the
+#    forward and the loss under torch.autocast("cpu", dtype=torch.bfloat16)
+#    (nanoGPT's ctx): its matmuls run in oneDNN, everything else as in the
+#    float32 step, with the same threads (torch.set_num_threads and
+#    OMP_NUM_THREADS size oneDNN's OpenMP team too) and the same OpenBLAS
+#    environment as above. tapegpt's bf16 row is `tapegpt bench --precision
+#    bf16` (its float32 rows pass --precision fp32 where the binary has the
+#    flag, since its default picks bf16 on AMX). Both sides call the same
+#    oneDNN file: Debian's python3-torch 1.13 links the system
+#    libdnnl.so.2 (torch.__config__.show() reports "MKL-DNN v2.6.3", the
+#    version of Debian's libdnnl2, which tapegpt loads too); each side
+#    reports the file it mapped and which ISA oneDNN ran: tapegpt from
+#    `tapegpt bench --bf16-rate` (oneDNN's effective ISA), PyTorch from the
+#    `isa:` line oneDNN's verbose mode (ONEDNN_VERBOSE=1) prints during one
+#    untimed step, with the kernel each matmul ran ("brg:avx512_core_bf16"
+#    on the development machine's Zen 4; on AMX a name with "amx" in it);
+#    the float32 step runs no oneDNN primitive. ONEDNN_VERBOSE and
+#    DNNL_VERBOSE are cleared for both sides (oneDNN prints to stdout, where
+#    the JSON goes); an ONEDNN_MAX_CPU_ISA cap applies to both. The bf16
+#    rows time the step only (sampling and tapegpt's kernel profile are the
+#    float32 rows').
 #  - Alternation. Each round measures OpenBLAS's own sgemm rate (tapegpt
-#    bench --sgemm-rate, and torch.mm as a check), then each shape with
-#    tapegpt and PyTorch back to back, the order flipped every round, so a
-#    change in the machine's load hits both sides alike.
+#    bench --sgemm-rate, and torch.mm as a check) and oneDNN's bf16 matmul
+#    rate (tapegpt bench --bf16-rate, and torch.mm in bfloat16 as a check;
+#    where bf16 runs), then each shape with each side back to back (tapegpt,
+#    PyTorch, PyTorch bf16 autocast, tapegpt bf16), the order rotated by one
+#    every round, so a change in the machine's load hits all sides alike.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -59,7 +90,7 @@ while (( $# )); do
   case "$1" in
     --quick) quick=1 ;;
     --out) out_dir="${2:?--out needs a directory}"; shift ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument '$1' (see bash scripts/bench.sh --help)" >&2; exit 2 ;;
   esac
   shift
@@ -75,6 +106,7 @@ SAMPLE_TOKENS="${SAMPLE_TOKENS:-64}"
 THREADS="${THREADS:-$(nproc)}"
 TORCH_WAIT_POLICY="${TORCH_WAIT_POLICY:-PASSIVE}"
 TAPEGPT_WAIT_POLICY="${TAPEGPT_WAIT_POLICY:-default}"
+BF16_ANYWAY="${BF16_ANYWAY:-0}"
 
 if [[ -z "${TAPEGPT:-}" ]]; then
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -94,8 +126,8 @@ fi
 tapegpt_wait=()
 [[ "$TAPEGPT_WAIT_POLICY" != default ]] && tapegpt_wait=(OMP_WAIT_POLICY="$TAPEGPT_WAIT_POLICY")
 tapegpt() {
-  env -u OMP_WAIT_POLICY -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "${tapegpt_wait[@]}" OPENBLAS_VERBOSE=2 \
-    "$TAPEGPT" "$@" --threads "$THREADS"
+  env -u OMP_WAIT_POLICY -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS -u ONEDNN_VERBOSE -u DNNL_VERBOSE \
+    "${tapegpt_wait[@]}" OPENBLAS_VERBOSE=2 "$TAPEGPT" "$@" --threads "$THREADS"
 }
 # Runs a command, appending its JSON line to RAW/NAME.jsonl and its stderr
 # (OpenBLAS's "Core:" line) to RAW/NAME.err; shows the error if it fails.
@@ -110,16 +142,56 @@ record() {
 
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 [[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]] && commit+="-dirty"
-blas_lib="$(ldd "$TAPEGPT" | awk '$1 ~ /^libopenblas/ {print $3; exit}')"
+blas_lib="$(ldd "$TAPEGPT" | awk '$1 ~ /^libopenblas/ && !n++ {print $3}')"
 [[ -n "$blas_lib" ]] || { echo "bench.sh: ldd finds no libopenblas in $TAPEGPT" >&2; exit 1; }
+# A binary from before --precision is float32 only; a newer one picks bf16
+# by default on AMX, so its float32 rows ask for float32.
+fp32=()
+has_precision=0
+bench_help="$("$TAPEGPT" bench --help 2>/dev/null || true)"
+[[ "$bench_help" == *--precision* ]] && has_precision=1 && fp32=(--precision fp32)
 # Which core tapegpt's OpenBLAS runs (after its own correction), from a tiny step.
 record probe tapegpt bench --shape S --block-size 8 --batch-size 1 --steps 1 --warmup 0 --sample-tokens 0 \
-  --no-profile --json
+  --no-profile --json "${fp32[@]}"
 core="$(/usr/bin/python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["blas_core"])' "$RAW/probe.jsonl")"
+dnnl_lib="$(ldd "$TAPEGPT" | awk '$1 ~ /^libdnnl/ && !n++ {print $3}')"
+
+# bf16 is timed only where oneDNN runs on AMX: the CPU has AMX-BF16 and
+# tapegpt's oneDNN can use it (not capped, tiles permitted, built with oneDNN).
+record probe-bf16 tapegpt bench --bf16-rate --json
+read -r dnnl_isa tapegpt_amx < <(/usr/bin/python3 -c '
+import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+print(r["dnnl_isa"], int(r["amx_bf16"]))' "$RAW/probe-bf16.jsonl") ||
+  { echo "bench.sh: cannot read dnnl_isa and amx_bf16 from $TAPEGPT bench --bf16-rate --json" >&2; exit 1; }
+cpu_amx=0
+grep -qw amx_bf16 /proc/cpuinfo && cpu_amx=1
+amx=$(( cpu_amx && tapegpt_amx ))
+if (( amx )); then
+  bf16_note=""
+elif (( tapegpt_amx )); then  # tapegpt saw AMX-BF16, /proc/cpuinfo does not list it
+  bf16_note="bf16 speed not measured here: this CPU has no AMX-BF16 (oneDNN runs $dnnl_isa)"
+else  # tapegpt's reason: this CPU has no AMX-BF16, or no oneDNN in the build, or a cap, ...
+  bf16_note="$(/usr/bin/python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["not_measured"])' \
+               "$RAW/probe-bf16.jsonl")"
+fi
+bf16=$(( amx || BF16_ANYWAY == 1 ))
+# tapegpt's bf16 row needs --precision and oneDNN: on AMX an older binary is
+# an error (the row is what the run is for); under BF16_ANYWAY it is left out.
+tapegpt_bf16_missing=""
+if (( ! has_precision )); then tapegpt_bf16_missing="$TAPEGPT has no --precision flag (an older binary)"
+elif [[ "$dnnl_isa" == none ]]; then tapegpt_bf16_missing="$TAPEGPT was built without oneDNN"
+fi
+tapegpt_bf16=0
+(( bf16 )) && [[ -z "$tapegpt_bf16_missing" ]] && tapegpt_bf16=1
+if (( amx && ! has_precision )); then
+  echo "bench.sh: $TAPEGPT has no --precision flag, which the bf16 row needs on this AMX machine: rebuild it" >&2
+  exit 1
+fi
 
 wait_policy=(OMP_WAIT_POLICY="$TORCH_WAIT_POLICY")
 [[ "$TORCH_WAIT_POLICY" == default ]] && wait_policy=(-u OMP_WAIT_POLICY)
-torch_env=(env "${wait_policy[@]}" OPENBLAS_CORETYPE="$core"
+torch_env=(env -u ONEDNN_VERBOSE -u DNNL_VERBOSE "${wait_policy[@]}" OPENBLAS_CORETYPE="$core"
            LD_LIBRARY_PATH="$(dirname "$blas_lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
            OMP_NUM_THREADS="$THREADS" OPENBLAS_NUM_THREADS="$THREADS" OPENBLAS_VERBOSE=2)
 have_torch=1
@@ -129,36 +201,65 @@ torch_bench() { "${torch_env[@]}" /usr/bin/python3 scripts/bench_torch.py --thre
 {
   echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
   echo "commit: $commit; $(date -u '+%F %H:%M UTC'); threads $THREADS; rounds $ROUNDS; steps $STEPS after $WARMUP warm-up"
-  echo "tapegpt: $TAPEGPT, OpenBLAS $blas_lib (ldd), core $core; ${tapegpt_wait[*]:-OMP_WAIT_POLICY unset}"
+  echo "tapegpt: $TAPEGPT, OpenBLAS $blas_lib (ldd), core $core; oneDNN ${dnnl_lib:-none} (ldd), ISA $dnnl_isa;" \
+       "${tapegpt_wait[*]:-OMP_WAIT_POLICY unset}"
   if (( have_torch )); then
+    libtorch="$(/usr/bin/python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))')"
     echo "PyTorch: $("${torch_env[@]}" /usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null);" \
-         "libtorch_cpu.so loads $("${torch_env[@]}" ldd "$(/usr/bin/python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))')" | awk '$1 ~ /^libopenblas/ {print $3}') (ldd)"
+         "libtorch_cpu.so loads $("${torch_env[@]}" ldd "$libtorch" | awk '$1 ~ /^libopenblas/ {print $3}')" \
+         "and $("${torch_env[@]}" ldd "$libtorch" | awk '$1 ~ /^lib(dnnl|mkldnn)/ {print $3}') (ldd);" \
+         "$(/usr/bin/python3 -c 'import re, torch; print(re.search(r"MKL-DNN v[^ ]+|oneDNN v[^ ]+", torch.__config__.show()).group(0))' 2>/dev/null || echo "no oneDNN") (torch.__config__.show())"
     echo "PyTorch environment: ${torch_env[*]:1}"
   else
     echo "PyTorch: not installed (/usr/bin/python3 cannot import torch): tapegpt alone"
   fi
+  echo "CPU: $( (( cpu_amx )) && echo amx_bf16 || echo "no amx_bf16") in /proc/cpuinfo" \
+       "($(grep -m1 -ow avx512_bf16 /proc/cpuinfo || echo "no avx512_bf16"))"
+  [[ -n "$bf16_note" ]] && echo "$bf16_note"
+  if (( bf16 && ! amx )); then
+    echo "BF16_ANYWAY=1: bf16 rows timed all the same, to check the script; each such figure is labelled \"no AMX: not a result\""
+  fi
+  if (( bf16 && ! tapegpt_bf16 )); then
+    echo "tapegpt bf16 row left out: $tapegpt_bf16_missing"
+  fi
   echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$RAW/header.txt"
+
+# The sides, in the order of round 1; each round starts one further on.
+sides=(tapegpt)
+(( have_torch )) && sides+=(torch)
+(( have_torch && bf16 )) && sides+=(torch-bf16)
+(( tapegpt_bf16 )) && sides+=(tapegpt-bf16)
+run_side() {
+  local side="$1" shape="$2"
+  local common=(--shape "$shape" --steps "$STEPS" --warmup "$WARMUP")
+  case "$side" in
+    tapegpt) record "tapegpt-$shape" tapegpt bench "${common[@]}" --json --sample-tokens "$SAMPLE_TOKENS" "${fp32[@]}" ;;
+    torch) record "torch-$shape" torch_bench "${common[@]}" --sample-tokens "$SAMPLE_TOKENS" ;;
+    torch-bf16) record "torch-bf16-$shape" torch_bench "${common[@]}" --sample-tokens 0 --autocast-bf16 ;;
+    tapegpt-bf16) record "tapegpt-bf16-$shape" tapegpt bench "${common[@]}" --json --sample-tokens 0 --no-profile \
+                    --precision bf16 ;;
+  esac
+}
 
 for round in $(seq "$ROUNDS"); do
   echo "round $round of $ROUNDS ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))" >&2
   record sgemm-tapegpt tapegpt bench --sgemm-rate --json
   (( have_torch )) && record sgemm-torch torch_bench --sgemm-rate
+  record bf16-rate-tapegpt tapegpt bench --bf16-rate --json  # on a CPU without AMX: the ISA only, nothing timed
+  (( have_torch && bf16 )) && record bf16-rate-torch torch_bench --bf16-mm-rate
   for shape in $SHAPES; do
-    tg=(record "tapegpt-$shape" tapegpt bench --shape "$shape" --json --steps "$STEPS" --warmup "$WARMUP"
-        --sample-tokens "$SAMPLE_TOKENS")
-    pt=(record "torch-$shape" torch_bench --shape "$shape" --steps "$STEPS" --warmup "$WARMUP"
-        --sample-tokens "$SAMPLE_TOKENS")
-    if (( ! have_torch )); then "${tg[@]}"
-    elif (( round % 2 )); then "${tg[@]}"; "${pt[@]}"
-    else "${pt[@]}"; "${tg[@]}"
-    fi
+    for i in "${!sides[@]}"; do
+      run_side "${sides[(i + round - 1) % ${#sides[@]}]}" "$shape"
+    done
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RAW/header.txt"
 
 summary_args=("$RAW" --shapes "$SHAPES" --commit "$commit" --blas-lib "$blas_lib" --torch-wait-policy "$TORCH_WAIT_POLICY"
-              --tapegpt-wait-policy "$TAPEGPT_WAIT_POLICY")
+              --tapegpt-wait-policy "$TAPEGPT_WAIT_POLICY" --dnnl-lib "${dnnl_lib:-}" --amx "$amx"
+              --bf16-note "$bf16_note")
+(( tapegpt_bf16 || ! bf16 )) || summary_args+=(--tapegpt-bf16-missing "$tapegpt_bf16_missing")
 (( quick )) && summary_args+=(--quick)
 [[ -n "$out_dir" ]] && summary_args+=(--json "$out_dir/summary.json" --md "$out_dir/summary.md")
 echo

@@ -2,12 +2,17 @@
 """Summarises one run of scripts/bench.sh: reads the raw JSON lines it left
 in RAW_DIR (one line per round and side) and prints a markdown summary:
 whether the baseline was fair (same OpenBLAS file, build and core on both
-sides), OpenBLAS's sgemm rate, step times and speed-ups per round, each
-side's model FLOP rate as a share of the sgemm rate, optimizer shares,
-memory, sampling speed, and tapegpt's per-kernel profile. Medians over
-rounds; a speed-up is PyTorch's step time over tapegpt's.
+sides, and the oneDNN file and ISA each ran), OpenBLAS's sgemm rate,
+step times and speed-ups per round, each side's model FLOP rate as a share
+of the sgemm rate, optimizer shares, memory, sampling speed, tapegpt's
+per-kernel profile, and the bf16 steps (PyTorch under bf16 autocast, tapegpt
+--precision bf16) against each other and against float32, each as a share
+of oneDNN's bf16 matmul rate; or the line saying why bf16 speed was not
+measured. Medians over rounds; a speed-up is the other side's step time
+over tapegpt's. bf16 figures from a CPU without AMX-BF16 (BF16_ANYWAY=1)
+are each labelled "no AMX: not a result".
 
-  bench_summary.py RAW_DIR --shapes "S M G" --commit abc1234 [--json F] [--md F]
+  bench_summary.py RAW_DIR --shapes "S M G" --commit abc1234 [--amx 0|1] [--bf16-note LINE] [--json F] [--md F]
 """
 import argparse
 import json
@@ -17,6 +22,7 @@ import statistics
 import sys
 
 PROFILE_ORDER = ["matmul", "attention", "layernorm", "gelu", "softmax", "embedding", "optimizer"]
+NOT_A_RESULT = "no AMX: not a result"
 
 
 def load(raw, name):
@@ -43,6 +49,23 @@ def fmt(x, spec=".0f", none="—"):
     return none if x is None else format(x, spec)
 
 
+def step_stats(rows):
+    """One side's medians over rounds (rows: its JSON lines, one per round)."""
+    return dict(step_s=med(rows, "step_s"), step_s_rounds=[r["step_s"] for r in rows],
+                tokens_per_s=med(rows, "tokens_per_s"), optimizer_s=med(rows, "optimizer_s"),
+                peak_rss_mib=med(rows, "peak_rss_mib"), sample_tokens_per_s=med(rows, "sample_tokens_per_s"))
+
+
+def onednn_ran(rows):
+    """What oneDNN's verbose lines said PyTorch's steps ran: the isa: line
+    (None: no oneDNN primitive ran) and each kernel with its count in one step."""
+    isas = sorted({r.get("onednn_isa") or "none ran" for r in rows})
+    ran = {}
+    for r in rows[:1]:
+        ran = r.get("onednn_ran", {})
+    return dict(isa=isas, ran=ran)
+
+
 def summarise(args):
     raw = args.raw
     shapes = args.shapes.split()
@@ -57,13 +80,22 @@ def summarise(args):
 
     # Fairness: what each process reported about the OpenBLAS it ran.
     t_rows = [r for sh in shapes for r in load(raw, f"tapegpt-{sh}")]
-    p_rows = [r for sh in shapes for r in load(raw, f"torch-{sh}")] + sg_p
+    tb_rows = [r for sh in shapes for r in load(raw, f"tapegpt-bf16-{sh}")]
+    pf_rows = [r for sh in shapes for r in load(raw, f"torch-{sh}")]
+    pb_rows = [r for sh in shapes for r in load(raw, f"torch-bf16-{sh}")]
+    bf_t, bf_p = load(raw, "bf16-rate-tapegpt"), load(raw, "bf16-rate-torch")
+    p_rows = pf_rows + pb_rows + sg_p + bf_p
     tg_lib = os.path.realpath(args.blas_lib) if args.blas_lib else None
     fair = dict(
         tapegpt=dict(lib=tg_lib, builds=sorted({r["blas_build"] for r in t_rows + sg_t}),
                      cores=sorted({r["blas_core"] for r in t_rows + sg_t}),
                      verbose_core=verbose_core(raw, f"tapegpt-{shapes[0]}"),
-                     threads=sorted({r["threads"] for r in t_rows + sg_t}), wait_policy=args.tapegpt_wait_policy),
+                     threads=sorted({r["threads"] for r in t_rows + tb_rows + sg_t}),
+                     wait_policy=args.tapegpt_wait_policy,
+                     dnnl_lib=os.path.realpath(args.dnnl_lib) if args.dnnl_lib else None,
+                     dnnl_isa=sorted({r["dnnl_isa"] for r in bf_t + tb_rows if "dnnl_isa" in r}),
+                     dnnl_version=sorted({r["dnnl_version"] for r in bf_t if "dnnl_version" in r}),
+                     precision=sorted({r.get("precision", "fp32 (no --precision)") for r in t_rows})),
         torch=dict(libs=sorted({os.path.realpath(l) for r in p_rows for l in r.get("blas_libs", [])}),
                    builds=sorted({r.get("blas_build", "?") for r in p_rows}),
                    cores=sorted({r.get("blas_core", "?") for r in p_rows}),
@@ -72,7 +104,11 @@ def summarise(args):
                    blas_threads=sorted({r.get("blas_threads") for r in p_rows}),
                    wait_policy=args.torch_wait_policy,
                    adamw=sorted({r["adamw"] for r in p_rows if "adamw" in r}),
-                   framework=p_rows[0]["framework"] if p_rows else None))
+                   framework=p_rows[0]["framework"] if p_rows else None,
+                   dnnl_libs=sorted({os.path.realpath(l) for r in p_rows for l in r.get("onednn_libs", [])}),
+                   onednn_fp32=onednn_ran(pf_rows) if pf_rows else None,
+                   onednn_bf16=onednn_ran(pb_rows) if pb_rows else None,
+                   onednn_mm=onednn_ran(bf_p) if bf_p else None))
     problems = []
     if p_rows:
         t, p = fair["tapegpt"], fair["torch"]
@@ -88,9 +124,36 @@ def summarise(args):
             problems.append(f"OPENBLAS_VERBOSE cores differ: {t['verbose_core']} vs {p['verbose_core']}")
         if t["threads"] != p["threads"]:
             problems.append(f"threads differ: tapegpt {t['threads']}, PyTorch {p['threads']}")
+        if (pb_rows or tb_rows) and t["dnnl_lib"] and p["dnnl_libs"] != [t["dnnl_lib"]]:
+            problems.append(f"oneDNN files differ: tapegpt {t['dnnl_lib']}, PyTorch {p['dnnl_libs']}")
+    if any(r.get("precision", "fp32") != "fp32" for r in t_rows):
+        problems.append(f"tapegpt's float32 rows ran {t_rows[0].get('precision')}: "
+                        f"{t_rows[0].get('precision_reason', 'no reason given')}")
+    if any(r.get("precision") != "bf16" for r in tb_rows):
+        problems.append(f"tapegpt --precision bf16 ran {tb_rows[0].get('precision')}: "
+                        f"{tb_rows[0].get('precision_reason', 'no reason given')}")
     fair["fair"] = bool(p_rows) and not problems
     fair["problems"] = problems
     s["fairness"] = fair
+
+    # oneDNN's own bf16 matmul rate: tapegpt's (`--bf16-rate`, null where the
+    # CPU has no AMX-BF16), else, under BF16_ANYWAY=1, torch.mm's in bf16.
+    tg_bf16 = med(bf_t, "bf16_rate_gflops")
+    pt_bf16 = med(bf_p, "bf16_rate_gflops")
+    bf16_rows = bool(pb_rows or tb_rows)
+    s["bf16"] = dict(
+        amx=bool(args.amx), measured=bool(args.amx) and bf16_rows, note=args.bf16_note or None,
+        label=None if args.amx or not bf16_rows else NOT_A_RESULT,
+        tapegpt_missing=args.tapegpt_bf16_missing,
+        tapegpt_precision=sorted({f"{r.get('precision')} ({r.get('precision_reason', 'no reason given')})"
+                                  for r in tb_rows}),
+        rate_gflops=tg_bf16 if tg_bf16 is not None else pt_bf16,
+        rate_source=("tapegpt bench --bf16-rate" if tg_bf16 is not None else
+                     "torch.mm in bfloat16, bench_torch.py --bf16-mm-rate" if pt_bf16 is not None else None),
+        tapegpt_rate_gflops=tg_bf16, tapegpt_rounds=[r["bf16_rate_gflops"] for r in bf_t if r.get("bf16_rate_gflops")],
+        tapegpt_fp32_rate_gflops=med(bf_t, "fp32_rate_gflops"),
+        torch_mm_rate_gflops=pt_bf16, torch_mm_rounds=[r["bf16_rate_gflops"] for r in bf_p])
+    bf16_rate = s["bf16"]["rate_gflops"]
 
     for sh in shapes:
         t, p = load(raw, f"tapegpt-{sh}"), load(raw, f"torch-{sh}")
@@ -108,13 +171,13 @@ def summarise(args):
         mm = t[0].get("matmul_flops_per_token")
         if mm and sgemm and profile.get("matmul"):
             row["tapegpt"]["matmul_share_of_sgemm"] = mm * row["batch"] * row["T"] / profile["matmul"] / (sgemm * 1e9)
-        if p:
-            if (p[0]["batch"], p[0]["T"]) != (row["batch"], row["T"]):
+        for name, rows in (("PyTorch", p), ("PyTorch bf16 autocast", load(raw, f"torch-bf16-{sh}")),
+                           ("tapegpt bf16", load(raw, f"tapegpt-bf16-{sh}"))):
+            if rows and (rows[0]["batch"], rows[0]["T"]) != (row["batch"], row["T"]):
                 sys.exit(f"bench_summary.py: shape {sh}: tapegpt ran B={row['batch']} T={row['T']}, "
-                         f"PyTorch B={p[0]['batch']} T={p[0]['T']}")
-            row["torch"] = dict(step_s=med(p, "step_s"), step_s_rounds=[r["step_s"] for r in p],
-                                tokens_per_s=med(p, "tokens_per_s"), optimizer_s=med(p, "optimizer_s"),
-                                peak_rss_mib=med(p, "peak_rss_mib"), sample_tokens_per_s=med(p, "sample_tokens_per_s"))
+                         f"{name} B={rows[0]['batch']} T={rows[0]['T']}")
+        if p:
+            row["torch"] = step_stats(p)
             row["speedup"] = row["torch"]["step_s"] / row["tapegpt"]["step_s"]
             row["speedup_rounds"] = [b["step_s"] / a["step_s"] for a, b in zip(t, p)]
             # Note [Speed-up ceiling]: the speed-up tapegpt would show if every
@@ -131,8 +194,96 @@ def summarise(args):
                 d["model_gflops"] = d["tokens_per_s"] * fpt / 1e9
                 d["share_of_sgemm"] = d["model_gflops"] / sgemm if sgemm else None
                 d["optimizer_share"] = d["optimizer_s"] / d["step_s"]
+        # The bf16 steps: each against the other and against float32, and
+        # as a share of oneDNN's bf16 matmul rate (as the float32 steps of
+        # the sgemm rate).
+        tb, pb = load(raw, f"tapegpt-bf16-{sh}"), load(raw, f"torch-bf16-{sh}")
+        for side, rows in (("tapegpt_bf16", tb), ("torch_bf16", pb)):
+            if rows:
+                d = row[side] = step_stats(rows)
+                d["model_gflops"] = d["tokens_per_s"] * fpt / 1e9
+                d["share_of_bf16_rate"] = d["model_gflops"] / bf16_rate if bf16_rate else None
+                d["optimizer_share"] = d["optimizer_s"] / d["step_s"]
+                d["label"] = s["bf16"]["label"]
+        ratios = {}  # name: (slower side, faster side), each a step time over the other's
+
+        def ratio(name, num, den):
+            if num in row and den in row:
+                ratios[name] = dict(median=row[num]["step_s"] / row[den]["step_s"],
+                                    rounds=[b / a for a, b in zip(row[den]["step_s_rounds"], row[num]["step_s_rounds"])])
+        ratio("tapegpt_bf16_vs_torch_bf16", "torch_bf16", "tapegpt_bf16")
+        ratio("tapegpt_bf16_vs_torch_fp32", "torch", "tapegpt_bf16")
+        ratio("tapegpt_bf16_vs_tapegpt_fp32", "tapegpt", "tapegpt_bf16")
+        ratio("torch_bf16_vs_torch_fp32", "torch", "torch_bf16")
+        if ratios:
+            row["bf16_speedups"] = dict(ratios, label=s["bf16"]["label"])
         s["shapes"][sh] = row
     return s
+
+
+def onednn_cell(p, s):
+    """PyTorch's oneDNN ISA column: the isa: line of each step kind it ran,
+    and the kernels one bf16 step ran (oneDNN's verbose mode, one untimed step)."""
+    first = next(iter(s["shapes"]), "?")
+    parts = [f"float32 step: {', '.join(p['onednn_fp32']['isa']) if p['onednn_fp32'] else 'not run'}"
+             + (" (its matmuls are OpenBLAS's)" if p["onednn_fp32"] and p["onednn_fp32"]["isa"] == ["none ran"] else "")]
+    if p["onednn_bf16"]:
+        ran = ", ".join(f"{k} ×{n}" for k, n in p["onednn_bf16"]["ran"].items()) or "no primitive"
+        parts.append(f"bf16 autocast step: isa: {', '.join(p['onednn_bf16']['isa'])} (one {first} step ran {ran})")
+    if p["onednn_mm"]:
+        parts.append(f"torch.mm bfloat16: {', '.join(f'{k} ×{n}' for k, n in p['onednn_mm']['ran'].items())}")
+    return "; ".join(parts)
+
+
+def bf16_markdown(s):
+    """The bf16 section: oneDNN's bf16 matmul rate and the bf16 steps, or why not measured."""
+    b = s["bf16"]
+    rows = {sh: r for sh, r in s["shapes"].items() if "tapegpt_bf16" in r or "torch_bf16" in r}
+    if not rows:
+        return ["", b["note"] or "bf16: no bf16 row ran."]
+    label = b["label"]
+    L = [""]
+    if label:
+        L += [f"**bf16 figures below: {label}.** {b['note'] or 'bf16 speed not measured here'}; BF16_ANYWAY=1 timed "
+              "them only to check the script.", ""]
+    src = b["rate_source"]
+    if b["rate_gflops"] is not None:
+        from_tapegpt = b["tapegpt_rate_gflops"] is not None
+        rounds = b["tapegpt_rounds"] if from_tapegpt else b["torch_mm_rounds"]
+        others = (f"torch.mm in bfloat16 on the same matmuls: {fmt(b['torch_mm_rate_gflops'], '.1f')} GFLOP/s; "
+                  f"float32 (OpenBLAS) through tapegpt on them: {fmt(b['tapegpt_fp32_rate_gflops'], '.1f')} GFLOP/s"
+                  if from_tapegpt else "`tapegpt bench --bf16-rate` measured nothing (no AMX-BF16)")
+        L += [f"oneDNN bf16 matmul rate ({src}: the forward, input- and weight-gradient matmuls of GPT-2's qkv, "
+              f"MLP and lm_head layers and M's qkv, their FLOPs over their summed medians; median over "
+              f"{len(rounds)} rounds): **{b['rate_gflops']:.1f} GFLOP/s**{f' ({label})' if label else ''} (rounds "
+              f"{', '.join(f'{r:.1f}' for r in rounds)}); {others}.", ""]
+    else:
+        L += ["oneDNN bf16 matmul rate: not measured.", ""]
+    if b["tapegpt_missing"]:
+        L += [f"tapegpt bf16: not run ({b['tapegpt_missing']}).", ""]
+    if b["tapegpt_precision"]:
+        L += [f"tapegpt `--precision bf16` ran: {'; '.join(b['tapegpt_precision'])}.", ""]
+    L += ["| shape | status | tapegpt bf16 ms/step | PyTorch bf16 autocast ms/step | tapegpt bf16 vs PyTorch autocast "
+          "| per round | tapegpt bf16 vs PyTorch fp32 | tapegpt bf16 vs tapegpt fp32 | PyTorch autocast vs PyTorch fp32 "
+          "| model GFLOP/s tapegpt bf16 / PyTorch autocast | % of oneDNN bf16 rate tapegpt bf16 / PyTorch autocast "
+          "| peak RSS MiB tapegpt bf16 / PyTorch autocast |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for sh, r in rows.items():
+        a, c = r.get("tapegpt_bf16"), r.get("torch_bf16")
+        sp = r.get("bf16_speedups", {})
+        x = lambda name: f"{sp[name]['median']:.2f}×" if name in sp else "—"
+        pct = lambda d: f"{100 * d['share_of_bf16_rate']:.0f}%" if d and d["share_of_bf16_rate"] else "—"
+        per_round = " ".join(f"{v:.2f}" for v in sp.get("tapegpt_bf16_vs_torch_bf16", {}).get("rounds", []))
+        L.append(f"| {sh} ({r['batch']}, {r['T']}) | {label or 'measured (AMX)'} "
+                 f"| {fmt(a and 1e3 * a['step_s'], '.1f')} | {fmt(c and 1e3 * c['step_s'], '.1f')} "
+                 f"| {x('tapegpt_bf16_vs_torch_bf16')} | {per_round or '—'} | {x('tapegpt_bf16_vs_torch_fp32')} "
+                 f"| {x('tapegpt_bf16_vs_tapegpt_fp32')} | {x('torch_bf16_vs_torch_fp32')} "
+                 f"| {fmt(a and a['model_gflops'], '.1f')} / {fmt(c and c['model_gflops'], '.1f')} "
+                 f"| {pct(a)} / {pct(c)} | {fmt(a and a['peak_rss_mib'])} / {fmt(c and c['peak_rss_mib'])} |")
+    L += ["", "A ratio \"X vs Y\" is Y's step time over X's (above 1: X is faster). The bf16 rows time the step only: "
+          "forward and loss in bf16 (PyTorch: under torch.autocast(\"cpu\", dtype=torch.bfloat16)), backward, clip "
+          "and AdamW as in float32."]
+    return L
 
 
 def markdown(s):
@@ -152,7 +303,12 @@ def markdown(s):
           f"(OpenBLAS: {', '.join(map(str, p['blas_threads']))}) |",
           f"| OpenMP wait | {t['wait_policy']} | {p['wait_policy']} |",
           f"| optimizer | clip + AdamW + zeroing, one pass | clip_grad_norm_, AdamW ({', '.join(p['adamw'])}), zero_grad(set_to_none=True) |",
-          f"| framework | tapegpt {s['commit']} | {p['framework']} |", ""]
+          f"| framework | tapegpt {s['commit']} | {p['framework']} |",
+          f"| oneDNN file (bf16 matmuls) | {t['dnnl_lib'] or '—'} | {', '.join(p['dnnl_libs']) or '—'} |",
+          f"| oneDNN ISA | {', '.join(t['dnnl_isa']) or '—'} (`tapegpt bench --bf16-rate`: oneDNN "
+          f"{', '.join(t['dnnl_version']) or '?'}'s effective ISA) | {onednn_cell(p, s)} |",
+          f"| precision | {', '.join(t['precision'])}{'; bf16' if any('tapegpt_bf16' in r for r in s['shapes'].values()) else ''} "
+          f"| float32{'; bf16 autocast' if p['onednn_bf16'] else ''} |", ""]
     g = s["sgemm"]
     sizes = ", ".join(f"{n}³ {v:.1f}" for n, v in g["by_size"].items())
     L += [f"OpenBLAS sgemm rate (`tapegpt bench --sgemm-rate`, median of 7 calls per size, best size; "
@@ -180,6 +336,7 @@ def markdown(s):
         b = r.get("torch")
         L.append(f"| {sh} | {fmt(r['tapegpt']['sample_tokens_per_s'], '.1f')} | {fmt(b and b['sample_tokens_per_s'], '.1f')} "
                  f"| {fmt(r.get('sample_speedup'), '.2f')}× |")
+    L += bf16_markdown(s)
     profiled = {sh: r["tapegpt"]["profile_s"] for sh, r in s["shapes"].items() if r["tapegpt"]["profile_s"]}
     if profiled:
         keys = [k for k in PROFILE_ORDER if any(k in pr for pr in profiled.values())]
@@ -206,6 +363,11 @@ def main():
     ap.add_argument("--blas-lib", help="the libopenblas tapegpt loads (ldd)")
     ap.add_argument("--torch-wait-policy", default="PASSIVE", help="OMP_WAIT_POLICY given to PyTorch")
     ap.add_argument("--tapegpt-wait-policy", default="default", help="OMP_WAIT_POLICY given to tapegpt")
+    ap.add_argument("--dnnl-lib", help="the libdnnl tapegpt loads (ldd)")
+    ap.add_argument("--amx", type=int, choices=[0, 1], default=0,
+                    help="1: the CPU has AMX-BF16 and tapegpt's oneDNN uses it (bf16 figures are results)")
+    ap.add_argument("--bf16-note", default="", help="why bf16 speed was not measured (bench.sh's line)")
+    ap.add_argument("--tapegpt-bf16-missing", help="why tapegpt's bf16 row did not run")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
     ap.add_argument("--md")

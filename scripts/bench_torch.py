@@ -13,19 +13,34 @@ baseline (`--compare-adamw` repeats that check). Sampling runs under
 token. The thread count, OpenBLAS core type and OpenMP wait policy are set
 by scripts/bench.sh (see there why).
 
+With --autocast-bf16 the forward and the loss run under
+`torch.autocast("cpu", dtype=torch.bfloat16)` (nanoGPT's `ctx`); backward,
+clipping and AdamW are the float32 peer's, outside it, on float32
+parameters and gradients, as autocast leaves them.
+
 Prints one JSON object: median step time, tokens/s, optimizer time, peak
-RSS, KV-cache sampling speed (batch 1) and which OpenBLAS this process
-loaded. With --sgemm-rate it instead times torch.mm on square matrices
-(the same sizes as `tapegpt bench --sgemm-rate`), a check that both sides
-reach the same BLAS speed.
+RSS, KV-cache sampling speed (batch 1), which OpenBLAS and which oneDNN this
+process loaded, and which oneDNN ISA and kernels one step ran: the first
+warm-up step (an extra untimed one with --warmup 0) runs with oneDNN's
+verbose mode on (what ONEDNN_VERBOSE=1 turns on, here for that step only)
+and its lines, which oneDNN writes to stdout, go to a file and are parsed,
+not printed:
+"onednn_isa" is its `isa:` line, null when the step ran no oneDNN primitive
+(the float32 step's matmuls are OpenBLAS's). With --sgemm-rate it instead
+times torch.mm on square matrices (the same sizes as `tapegpt bench
+--sgemm-rate`), a check that both sides reach the same BLAS speed; with
+--bf16-mm-rate it times torch.mm in bfloat16 (oneDNN) on the layers of
+`tapegpt bench --bf16-rate`, the same check for the bf16 matmuls.
 """
 import argparse
+import contextlib
 import ctypes
 import json
 import os
 import resource
 import statistics
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -60,6 +75,88 @@ def blas_info():
                     blas_threads=lib.openblas_get_num_threads())
         break
     return info
+
+
+def onednn_libs():
+    """The oneDNN library files this process mapped (torch links libdnnl.so.2)."""
+    with open("/proc/self/maps") as f:
+        return sorted({line.split()[-1] for line in f if "libdnnl" in line or "libmkldnn" in line})
+
+
+def onednn_verbose_lines(fn):
+    """Runs fn() with oneDNN's verbose mode on and returns the lines oneDNN
+    printed. oneDNN writes them with printf to the C stdout, where this
+    script's JSON line goes, so file descriptor 1 points to a temporary file
+    meanwhile. The `info` lines (version, `isa:`) come once per process, at
+    the first primitive run with verbose on: call this before any other."""
+    libc = ctypes.CDLL(None)
+    sys.stdout.flush()
+    libc.fflush(None)
+    saved = os.dup(1)
+    with tempfile.TemporaryFile(mode="w+") as f:
+        os.dup2(f.fileno(), 1)
+        try:
+            with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON):
+                fn()
+        finally:
+            libc.fflush(None)
+            os.dup2(saved, 1)
+            os.close(saved)
+        f.seek(0)
+        return [line.rstrip("\n") for line in f if line.startswith(("onednn_verbose,", "dnnl_verbose,"))]
+
+
+def onednn_report(lines):
+    """Which oneDNN ran, from its verbose lines: the `isa:` line (the ISA it
+    dispatches to, after any ONEDNN_MAX_CPU_ISA cap), its version, and each
+    primitive with the implementation it ran (e.g. "matmul brg:avx512_core_bf16")
+    and how many times."""
+    isa = version = None
+    ran = {}
+    for line in lines:
+        fields = line.split(",")
+        if fields[1] == "info" and len(fields) > 3 and fields[3].startswith("isa:"):
+            isa = fields[3][len("isa:"):]
+        elif fields[1] == "info" and fields[2].startswith("oneDNN v"):
+            version = fields[2].split()[1][1:]
+        elif fields[1] == "exec" and len(fields) > 4:
+            key = f"{fields[3]} {fields[4]}"
+            ran[key] = ran.get(key, 0) + 1
+    return dict(onednn_isa=isa, onednn_version=version, onednn_ran=ran)
+
+
+# The layers of `tapegpt bench --bf16-rate` (train/peak_flops.cpp): name, rows, IC, OC.
+BF16_LAYERS = [("GPT-2 qkv", 512, 768, 2304), ("GPT-2 MLP up", 512, 768, 3072), ("GPT-2 MLP down", 512, 3072, 768),
+               ("GPT-2 lm_head", 256, 768, 50257), ("M qkv", 1024, 384, 1152)]
+
+
+def bf16_mm_rates(reps=5):
+    """torch.mm in bfloat16 (oneDNN's matmul) on each layer's three matmuls
+    (forward inp·Wᵀ, input gradient dout·W, weight gradient doutᵀ·inp, each
+    2·rows·IC·OC FLOPs), median of reps calls after one untimed call, and
+    the rate over all of them (FLOPs over the summed medians), as `tapegpt
+    bench --bf16-rate` does for its own bf16 kernels. Returns the rate, the
+    layers and onednn_report() of the untimed calls."""
+    layers, lines, flops_sum, seconds_sum = [], [], 0.0, 0.0
+    for name, n, ic, oc in BF16_LAYERS:
+        inp = torch.full((n, ic), 0.5, dtype=torch.bfloat16)
+        w = torch.full((oc, ic), 0.25, dtype=torch.bfloat16)
+        dout = torch.full((n, oc), 0.125, dtype=torch.bfloat16)
+        forms = [lambda: torch.mm(inp, w.t()), lambda: torch.mm(dout, w), lambda: torch.mm(dout.t(), inp)]
+        flops = 2.0 * n * ic * oc
+        rates = []
+        for fn in forms:
+            lines += onednn_verbose_lines(fn)  # the untimed call: which kernel each form runs
+            t = []
+            for _ in range(reps):
+                t0 = time.perf_counter()
+                fn()
+                t.append(time.perf_counter() - t0)
+            seconds_sum += statistics.median(t)
+            flops_sum += flops
+            rates.append(flops / statistics.median(t) / 1e9)
+        layers.append(dict(layer=name, rows=n, IC=ic, OC=oc, bf16_gflops=rates))
+    return flops_sum / seconds_sum / 1e9, layers, onednn_report(lines)
 
 
 def sgemm_rates(sizes=(1024, 1536, 2048), reps=7):
@@ -143,16 +240,26 @@ def main():
     ap.add_argument("--sample-tokens", type=int, default=64)
     ap.add_argument("--adamw", choices=["single", "foreach"], default="single",
                     help="torch 1.13's per-tensor AdamW (its default) or its multi-tensor one")
+    ap.add_argument("--autocast-bf16", action="store_true",
+                    help='forward and loss under torch.autocast("cpu", dtype=torch.bfloat16)')
     ap.add_argument("--sgemm-rate", action="store_true", help="only time torch.mm on square 1024-2048")
+    ap.add_argument("--bf16-mm-rate", action="store_true",
+                    help="only time torch.mm in bfloat16 (oneDNN) on the layers of `tapegpt bench --bf16-rate`")
     ap.add_argument("--compare-adamw", action="store_true",
                     help="only time opt.step() of both AdamW versions on --shape, interleaved (best of 6)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    if args.sgemm_rate and args.bf16_mm_rate:
+        sys.exit("bench_torch.py: --sgemm-rate and --bf16-mm-rate each time something else; give one")
     env = dict(threads=args.threads, framework=f"torch {torch.__version__}",
                omp_wait_policy=os.environ.get("OMP_WAIT_POLICY", "unset"), **blas_info())
     if args.sgemm_rate:
         rates = sgemm_rates()
         print(json.dumps(dict(sgemm_rate_gflops=max(rates.values()), sgemm_gflops_by_size=rates, **env)))
+        return
+    if args.bf16_mm_rate:
+        rate, layers, probe = bf16_mm_rates()
+        print(json.dumps(dict(bf16_rate_gflops=rate, layers=layers, onednn_libs=onednn_libs(), **probe, **env)))
         return
     torch.manual_seed(0)
     V, L, NH, C, T, B = SHAPES[args.shape]
@@ -166,32 +273,45 @@ def main():
         print(json.dumps(dict(shape=args.shape, adamw_step_s=compare_adamw(model), **env)))
         return
     opt = configure_adamw(model, args.adamw)
-    times, opt_times = [], []
-    for s in range(args.warmup + args.steps):
+    ctx = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if args.autocast_bf16 else contextlib.nullcontext
+
+    def step():
+        """One training step; returns when the optimizer started (clip + AdamW)."""
         x = torch.randint(0, V, (B, T))
         y = torch.randint(0, V, (B, T))
-        t0 = time.perf_counter()
-        logits = model(x)
-        loss = F.cross_entropy(logits.view(-1, V), y.view(-1))
+        with ctx():
+            logits = model(x)
+            loss = F.cross_entropy(logits.view(-1, V), y.view(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         t_opt = time.perf_counter()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        return t_opt
+
+    # The first warm-up step runs under oneDNN's verbose mode (an extra
+    # untimed step with --warmup 0).
+    probe = onednn_report(onednn_verbose_lines(step))
+    times, opt_times = [], []
+    for s in range(min(args.warmup, 1), args.warmup + args.steps):
+        t0 = time.perf_counter()
+        t_opt = step()
         t1 = time.perf_counter()
         if s >= args.warmup:
             times.append(t1 - t0)
             opt_times.append(t1 - t_opt)
-    step = statistics.median(times)
+    step_s = statistics.median(times)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    out = dict(shape=args.shape, batch=B, T=T, step_s=step, tokens_per_s=B * T / step,
-               optimizer_s=statistics.median(opt_times), adamw=args.adamw, peak_rss_mib=rss / 2**20, **env)
+    out = dict(shape=args.shape, batch=B, T=T, precision="bf16 autocast" if args.autocast_bf16 else "fp32",
+               step_s=step_s, tokens_per_s=B * T / step_s, optimizer_s=statistics.median(opt_times),
+               adamw=args.adamw, peak_rss_mib=rss / 2**20, onednn_libs=onednn_libs(), **probe, **env)
     if args.sample_tokens:
         # Sampling runs 16 + N positions: a model with room for them (the
         # context length does not change the work per token).
         scfg = dict(cfg, block_size=max(T, 16 + args.sample_tokens))
         smodel = GPT(scfg)
-        out["sample_tokens_per_s"] = sample_with_cache(smodel, scfg, 16, args.sample_tokens)
+        with ctx():  # the bf16 peer samples under autocast too
+            out["sample_tokens_per_s"] = sample_with_cache(smodel, scfg, 16, args.sample_tokens)
     print(json.dumps(out))
 
 

@@ -4,7 +4,10 @@ compare (profile split, FLOPs per token, OpenBLAS core and build),
 `--bf16-rate` says which instruction set oneDNN runs and measures bf16
 only where the CPU has AMX-BF16, and
 `scripts/bench.sh --quick` runs end to end against PyTorch with a fair
-baseline (same OpenBLAS file, build, core and threads on both sides), and
+baseline (same OpenBLAS file, build, core and threads on both sides; the
+same oneDNN file where bf16 runs), with the bf16 sides timed only on a CPU
+with AMX-BF16 (elsewhere the line saying bf16 speed was not measured, and
+under BF16_ANYWAY=1 the bf16 rows labelled "no AMX: not a result"), and
 `scripts/bench_time_to_loss.sh --quick` runs its four trainings end to end.
 Timings are not checked: only that they are there and positive.
 Run by CTest as: test_bench.py PATH/TO/tapegpt
@@ -32,6 +35,16 @@ def bench(*args):
     if p.returncode != 0:
         raise AssertionError(f"tapegpt bench {' '.join(args)} failed ({p.returncode}):\n{p.stderr}")
     return p.stdout
+
+
+def cpu_has_amx_bf16():
+    with open("/proc/cpuinfo") as f:
+        return "amx_bf16" in next((line.split() for line in f if line.startswith("flags")), [])
+
+
+def jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
 
 
 class Bench(unittest.TestCase):
@@ -88,25 +101,88 @@ class Bench(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("drop --shape", p.stderr)
 
+    def run_bench_script(self, tmp, **extra_env):
+        env = dict(os.environ, TAPEGPT=TAPEGPT, THREADS="2", STEPS="1", WARMUP="0", SAMPLE_TOKENS="4", **extra_env)
+        for var in ("BF16_ANYWAY", "ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA"):
+            if var not in extra_env:
+                env.pop(var, None)
+        p = subprocess.run(["bash", "scripts/bench.sh", "--quick", "--out", tmp], cwd=REPO, env=env,
+                           capture_output=True, text=True, timeout=900)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("QUICK RUN", p.stdout)
+        with open(os.path.join(tmp, "summary.md")) as f:
+            self.assertEqual(f.read(), p.stdout[p.stdout.index("**QUICK RUN"):])
+        with open(os.path.join(tmp, "summary.json")) as f:
+            s = json.load(f)
+        self.assertTrue(s["fairness"]["fair"], s["fairness"]["problems"])
+        return p, s
+
+    def check_bf16_sides(self, tmp, s, label):
+        """The bf16 rows of a --quick run: PyTorch's autocast peer's JSON (it
+        ran oneDNN's bf16 matmuls and says which ISA), tapegpt's where its
+        binary has --precision, and the summary's ratios and shares."""
+        row = s["shapes"]["S"]
+        (pb,) = jsonl(os.path.join(tmp, "raw", "torch-bf16-S.jsonl"))
+        self.assertEqual((pb["precision"], pb["shape"], pb["threads"]), ("bf16 autocast", "S", 2))
+        self.assertTrue(pb["onednn_isa"])  # oneDNN's verbose isa: line, kept out of stdout
+        self.assertTrue(pb["onednn_ran"] and all(k.startswith("matmul ") for k in pb["onednn_ran"]), pb["onednn_ran"])
+        if label is None:  # on AMX: the autocast step's matmuls ran AMX kernels
+            self.assertTrue(any("amx" in k for k in pb["onednn_ran"]), pb["onednn_ran"])
+        self.assertTrue(pb["onednn_libs"])
+        (pf,) = jsonl(os.path.join(tmp, "raw", "torch-S.jsonl"))
+        self.assertEqual(pf["precision"], "fp32")
+        self.assertIsNone(pf["onednn_isa"])  # the float32 step's matmuls are OpenBLAS's
+        self.assertEqual(row["torch_bf16"]["label"], label)
+        self.assertGreater(row["torch_bf16"]["share_of_bf16_rate"], 0)
+        self.assertGreater(row["bf16_speedups"]["torch_bf16_vs_torch_fp32"]["median"], 0)
+        self.assertEqual(s["bf16"]["label"], label)
+        self.assertGreater(s["bf16"]["rate_gflops"], 0)
+        self.assertEqual(s["fairness"]["torch"]["dnnl_libs"], [s["fairness"]["tapegpt"]["dnnl_lib"]])
+        if "--precision" in bench("--help"):
+            (tb,) = jsonl(os.path.join(tmp, "raw", "tapegpt-bf16-S.jsonl"))
+            self.assertEqual(tb["precision"], "bf16")
+            self.assertEqual(row["tapegpt_bf16"]["label"], label)
+            self.assertGreater(row["tapegpt_bf16"]["share_of_bf16_rate"], 0)
+            self.assertGreater(row["bf16_speedups"]["tapegpt_bf16_vs_torch_bf16"]["median"], 0)
+            self.assertGreater(row["bf16_speedups"]["tapegpt_bf16_vs_torch_fp32"]["median"], 0)
+        else:  # a binary from before --precision: PyTorch's side alone
+            self.assertNotIn("tapegpt_bf16", row)
+            self.assertIn("no --precision", s["bf16"]["tapegpt_missing"])
+
     def test_bench_script_quick(self):
         if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode != 0:
             no_skip.skip_test_or_fail(self, "PyTorch is not installed for /usr/bin/python3")
+        rate = json.loads(bench("--bf16-rate", "--json"))
+        amx = cpu_has_amx_bf16() and rate["amx_bf16"]
         with tempfile.TemporaryDirectory() as tmp:
-            env = dict(os.environ, TAPEGPT=TAPEGPT, THREADS="2", STEPS="1", WARMUP="0", SAMPLE_TOKENS="4")
-            p = subprocess.run(["bash", "scripts/bench.sh", "--quick", "--out", tmp], cwd=REPO, env=env,
-                               capture_output=True, text=True, timeout=900)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertIn("QUICK RUN", p.stdout)
-            s = json.load(open(os.path.join(tmp, "summary.json")))
-            self.assertTrue(s["fairness"]["fair"], s["fairness"]["problems"])
+            p, s = self.run_bench_script(tmp)
             row = s["shapes"]["S"]
             self.assertGreater(row["speedup"], 0)
             for side in ("tapegpt", "torch"):
                 self.assertGreater(row[side]["share_of_sgemm"], 0)
                 self.assertGreater(row[side]["sample_tokens_per_s"], 0)
             self.assertGreater(s["sgemm"]["rate_gflops"], 0)
-            with open(os.path.join(tmp, "summary.md")) as f:
-                self.assertEqual(f.read(), p.stdout[p.stdout.index("**QUICK RUN"):])
+            self.assertEqual(s["bf16"]["amx"], bool(amx))
+            if amx:
+                self.check_bf16_sides(tmp, s, None)
+            else:  # never an emulated speed as a result: nothing bf16 timed, and one line says so
+                self.assertEqual(s["bf16"]["note"], rate["not_measured"])
+                if not cpu_has_amx_bf16():
+                    self.assertEqual(rate["not_measured"], "bf16 speed not measured here: this CPU has no AMX-BF16 "
+                                     f"(oneDNN runs {rate['dnnl_isa']})")
+                self.assertIn("\n" + rate["not_measured"] + "\n", p.stdout)
+                self.assertIn("\n\n" + rate["not_measured"] + "\n", p.stdout[p.stdout.index("**QUICK RUN"):])
+                self.assertFalse(any(k in row for k in ("torch_bf16", "tapegpt_bf16", "bf16_speedups")))
+                self.assertFalse([f for f in os.listdir(os.path.join(tmp, "raw"))
+                                  if f.startswith(("torch-bf16", "tapegpt-bf16", "bf16-rate-torch"))])
+                self.assertNotIn(" ms/step | PyTorch bf16", p.stdout)
+        if not amx and rate["dnnl_isa"].startswith("avx512_core"):
+            # BF16_ANYWAY=1: the bf16 rows end to end on this CPU, each labelled not a result.
+            with tempfile.TemporaryDirectory() as tmp:
+                p, s = self.run_bench_script(tmp, BF16_ANYWAY="1")
+                self.check_bf16_sides(tmp, s, "no AMX: not a result")
+                self.assertIn("**bf16 figures below: no AMX: not a result.**", p.stdout)
+                self.assertIn("| S (8, 128) | no AMX: not a result |", p.stdout)
         bad = subprocess.run(["bash", "scripts/bench.sh", "--bogus"], cwd=REPO, capture_output=True, text=True)
         self.assertEqual(bad.returncode, 2)
         self.assertIn("unknown argument '--bogus'", bad.stderr)

@@ -7,6 +7,9 @@
 #   (b) PyTorch under torch.autocast("cpu", dtype=torch.bfloat16)
 #   (c) tapegpt with the same hyper-parameters (its default recipe)
 #   (d) tapegpt's fast recipe (FAST_FLAGS, default --preset shakespeare-fast)
+#   (e) the fast recipe with --precision bf16, where oneDNN runs bf16 in
+#       hardware (AVX512_BF16 or AMX) but --precision auto chose fp32 for
+#       (c) and (d) (no AMX): the counterpart of (b)
 # each evaluated on the whole validation split every EVAL_EVERY steps, the
 # evaluations' time excluded (metrics.jsonl's train_s). Prints, for each, the
 # training wall time at which it first reaches the validation loss PyTorch
@@ -17,7 +20,7 @@
 #   STEPS=1000 EVAL_EVERY=50 THREADS=2 bash scripts/bench_time_to_loss.sh
 #   FAST_FLAGS="--preset shakespeare-fast --optimizer muon" bash scripts/bench_time_to_loss.sh
 #   FAST_STEPS=1200   the fast recipe's --max-steps (default: the recipe's own)
-#   BF16=0            leaves out (b); TAPEGPT=/path/to/tapegpt uses that binary
+#   BF16=0            leaves out (b) and (e); TAPEGPT=/path/to/tapegpt uses that binary
 #   CORPUS=FILE       another text than data/tinyshakespeare.txt (the tests' short one)
 # The PyTorch side is set up as scripts/bench.sh's fair baseline (see there
 # why): the same OpenBLAS file and core type as tapegpt, the same threads,
@@ -124,6 +127,14 @@ read -r -a fast <<< "$FAST_FLAGS"
 tapegpt train --data "$WORK/data" --out "$WORK/tapegpt-fast" "${fast[@]}" ${FAST_STEPS:+--max-steps "$FAST_STEPS"} \
   "${EVAL_FLAGS[@]}" | grep -E "val loss|^done" >&2
 runs+=(--run "tapegpt-fast=$WORK/tapegpt-fast")
+bf16_isa="$("$TAPEGPT" bench --bf16-rate --json | /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin)
+print(r["dnnl_isa"] if not r["amx_bf16"] else "")')"
+if [[ "$BF16" != 0 && ( "$bf16_isa" == avx512_core_bf16 || "$bf16_isa" == avx512_core_amx ) ]]; then
+  echo "== (e) tapegpt, fast, --precision bf16 (oneDNN runs $bf16_isa; no AMX, so auto chose fp32 above)" >&2
+  tapegpt train --data "$WORK/data" --out "$WORK/tapegpt-fast-bf16" "${fast[@]}" ${FAST_STEPS:+--max-steps "$FAST_STEPS"} \
+    --precision bf16 "${EVAL_FLAGS[@]}" | grep -E "val loss|^done" >&2
+  runs+=(--run "tapegpt-fast-bf16=$WORK/tapegpt-fast-bf16")
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$WORK/header.txt"
 
 echo

@@ -189,7 +189,7 @@ class Bench(unittest.TestCase):
 
     def test_time_to_loss_script_quick(self):
         """scripts/bench_time_to_loss.sh end to end on a short corpus: four
-        runs, whole-split evaluations at the same steps, the target and the
+        or five runs, whole-split evaluations at the same steps, the target and the
         ratios from PyTorch float32's final loss, and the plot."""
         if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode != 0:
             no_skip.skip_test_or_fail(self, "PyTorch is not installed for /usr/bin/python3")
@@ -205,7 +205,12 @@ class Bench(unittest.TestCase):
                                env=env, capture_output=True, text=True, timeout=900)
             self.assertEqual(p.returncode, 0, p.stderr)
             s = json.load(open(os.path.join(out, "summary.json")))
-            self.assertEqual(list(s["runs"]), ["pytorch-fp32", "pytorch-bf16", "tapegpt-default", "tapegpt-fast"])
+            # (e), the fast recipe in bf16, where oneDNN runs bf16 in hardware but auto chose fp32.
+            r = json.loads(subprocess.run([TAPEGPT, "bench", "--bf16-rate", "--json"], capture_output=True,
+                                          text=True, check=True).stdout)
+            hardware_bf16 = not r["amx_bf16"] and r["dnnl_isa"] in ("avx512_core_bf16", "avx512_core_amx")
+            self.assertEqual(list(s["runs"]), ["pytorch-fp32", "pytorch-bf16", "tapegpt-default", "tapegpt-fast"]
+                             + (["tapegpt-fast-bf16"] if hardware_bf16 else []))
             base = s["runs"]["pytorch-fp32"]
             self.assertEqual(s["target"], base["final_val_loss"])
             self.assertEqual(base["ratio"], 1.0)

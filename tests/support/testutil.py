@@ -2,10 +2,14 @@
 # running tapegpt, and a scratch directory per unittest class.
 """run(tapegpt, *args) runs the binary; assert_one_error_line checks a
 user's mistake got one clear error line; class_temp_dir(cls, prefix) makes a
-directory that is removed after the class's last test."""
+directory that is removed after the class's last test; prepare_corpus_head
+prepares the start of the embedded Tiny Shakespeare."""
+import os
 import shutil
 import subprocess
 import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def run(tapegpt, *args, ok=True, timeout=120, **kw):
@@ -38,3 +42,16 @@ def class_temp_dir(cls, prefix):
     path = tempfile.mkdtemp(prefix=prefix)
     cls.addClassCleanup(shutil.rmtree, path, ignore_errors=True)
     return path
+
+
+def prepare_corpus_head(tapegpt, tmp, chars=40000):
+    """The first `chars` characters of data/tinyshakespeare.txt, prepared with
+    the char tokenizer into tmp/data; returns that directory."""
+    corpus = os.path.join(tmp, "tiny.txt")
+    with open(os.path.join(REPO, "data", "tinyshakespeare.txt"), encoding="utf-8") as f:
+        text = f.read()[:chars]
+    with open(corpus, "w", encoding="utf-8") as f:
+        f.write(text)
+    data = os.path.join(tmp, "data")
+    run(tapegpt, "prepare", "--input", corpus, "--tokenizer", "char", "--out", data)
+    return data

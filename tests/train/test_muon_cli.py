@@ -42,13 +42,7 @@ class MuonCli(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = testutil.class_temp_dir(cls, "tapegpt-muon-")
-        corpus = os.path.join(cls.tmp, "tiny.txt")
-        with open(os.path.join(REPO, "data", "tinyshakespeare.txt"), encoding="utf-8") as f:
-            text = f.read()[:40000]
-        with open(corpus, "w", encoding="utf-8") as f:
-            f.write(text)
-        cls.data = os.path.join(cls.tmp, "data")
-        run("prepare", "--input", corpus, "--tokenizer", "char", "--out", cls.data)
+        cls.data = testutil.prepare_corpus_head(TAPEGPT, cls.tmp)
         cls.common = ["--data", cls.data, *MODEL, "--optimizer", "muon", "--lr-decay-steps", "40",
                       "--eval-interval", "10", "--eval-steps", "3", "--dropout", "0.1"]
         cls.full = os.path.join(cls.tmp, "full")

@@ -58,13 +58,7 @@ class PrecisionCli(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = testutil.class_temp_dir(cls, "tapegpt-precision-")
-        corpus = os.path.join(cls.tmp, "tiny.txt")
-        with open(os.path.join(REPO, "data", "tinyshakespeare.txt"), encoding="utf-8") as f:
-            text = f.read()[:40000]
-        with open(corpus, "w", encoding="utf-8") as f:
-            f.write(text)
-        cls.data = os.path.join(cls.tmp, "data")
-        run("prepare", "--input", corpus, "--tokenizer", "char", "--out", cls.data)
+        cls.data = testutil.prepare_corpus_head(TAPEGPT, cls.tmp)
         cls.common = ["--data", cls.data, *MODEL]
         isa = json.loads(run("bench", "--bf16-rate", "--json").stdout)["dnnl_isa"]
         if isa in ("none", "avx2", "avx", "sse41"):

@@ -28,9 +28,10 @@ struct LinearRecord {
 };
 
 // Note [bf16 linear]
-// Mixed precision as PyTorch's autocast does it: the matmul operands x,
-// weight and (in backward) dout are rounded to bf16 and summed in float32;
-// the output, the bias and every gradient stay float32. The weight's copy
+// Mixed precision: the matmul operands x, weight and (in backward) dout are
+// rounded to bf16 and summed in float32, as under PyTorch's autocast; the
+// output, the bias and every gradient stay float32 (autocast's linear
+// returns its output rounded to bf16; here the next op reads the sum). The weight's copy
 // is the parameter's own, refreshed once per optimizer step (Tensor::bf16).
 // x is rounded into scratch in forward and again in backward, from the
 // float32 x the planner keeps or recomputes as for the float32 op: keeping

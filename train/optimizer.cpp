@@ -40,8 +40,8 @@ bool optimizer_parse(const std::string& name, OptimizerKind* kind) {
 
 bool muon_owns(nn::ParamRole role) { return nn::is_block_linear_weight(role); }
 
-Muon::Muon(const nn::ParamLayout& layout, const MuonConfig& cfg, double peak_lr)
-    : momentum_(cfg.momentum), adamw_lr_scale_(cfg.adamw_lr / peak_lr) {
+Muon::Muon(const nn::ParamLayout& layout, const MuonConfig& cfg, double peak_lr, bool bf16)
+    : bf16_(bf16), momentum_(cfg.momentum), adamw_lr_scale_(cfg.adamw_lr / peak_lr) {
   int64_t scratch = 0;
   for (const nn::ParamInfo& p : layout.table) {
     if (muon_owns(p.role)) {
@@ -58,7 +58,7 @@ void Muon::update(nn::ParameterStore& s, const AdamWConfig& cfg, float lr, int64
                   float grad_scale) {
   for (const Matrix& w : matrices_)
     kernels::muon_update(s.params.data() + w.offset, s.m.data() + w.offset, s.grads.data() + w.offset,
-                         scratch_.data(), w.rows, w.cols, lr, momentum_, cfg.weight_decay, grad_scale);
+                         scratch_.data(), w.rows, w.cols, lr, momentum_, cfg.weight_decay, grad_scale, bf16_);
   const float adamw_lr = static_cast<float>(static_cast<double>(lr) * adamw_lr_scale_);
   for (const Span& t : decayed_)
     kernels::adamw_update(s.params.data() + t.offset, s.m.data() + t.offset, s.v.data() + t.offset,

@@ -52,7 +52,9 @@ void adamw_update(nn::ParameterStore& store, const AdamWConfig& cfg, float lr, i
 // about 2e-3 up into [0.68, 1.21]) at the price of never converging to 1
 // exactly: the update is U·Vᵀ, the (semi-)orthogonal matrix nearest the momentum,
 // up to a factor within that band, computed with 15 matmuls (three
-// per iteration, every one kernels' sgemm, R×R×K at most) and no SVD. Every
+// per iteration, every one kernels' sgemm, R×R×K at most; in a bf16 run
+// the bf16 linear kernels, operands rounded to bf16 and float32 sums:
+// kernels::newton_schulz_bf16) and no SVD. Every
 // direction of the update then moves the layer's outputs about as much,
 // however unevenly the gradient spreads over them; √max(1, rows/cols) gives
 // a tall matrix (c_attn [3C, C], c_fc [4C, C]) the RMS update of a square
@@ -97,7 +99,9 @@ bool muon_owns(nn::ParamRole role);
 class Muon {
  public:
   // peak_lr is the run's --lr (Muon's), against which adamw_lr is scaled.
-  Muon(const nn::ParamLayout& layout, const MuonConfig& cfg, double peak_lr);
+  // bf16: Newton–Schulz's products with bf16 operands, as a bf16 run's
+  // matmuls (kernels::newton_schulz_bf16).
+  Muon(const nn::ParamLayout& layout, const MuonConfig& cfg, double peak_lr, bool bf16 = false);
 
   // One step as adamw_update: the block matrices by Muon at lr, the rest by
   // AdamW at lr·adamw_lr/peak_lr (step for its bias correction), each
@@ -113,6 +117,7 @@ class Muon {
     int64_t offset, numel;
   };
   std::vector<Matrix> matrices_;  // Muon's
+  bool bf16_ = false;
   std::vector<Span> decayed_;     // AdamW's 2-D tensors (wte, wpe, lm_head); the vectors are [n_decay, total)
   float momentum_;
   double adamw_lr_scale_;         // adamw_lr / peak_lr

@@ -117,7 +117,7 @@ class Trainer {
       model.store.v.resize(model.store.total);
     }
     if (o.optimizer == OptimizerKind::Muon) {  // Note [Muon]; options_error refused a shard
-      muon_ = std::make_unique<Muon>(model.store, o.muon, o.schedule.lr);
+      muon_ = std::make_unique<Muon>(model.store, o.muon, o.schedule.lr, model.precision == nn::Precision::Bf16);
       step_.set_muon(muon_.get());
     }
     const int64_t V = model.config.vocab_size, T = model.config.block_size;

@@ -169,7 +169,8 @@ constexpr float kMuonA = 3.4445f, kMuonB = -4.7750f, kMuonC = 2.0315f;
 constexpr int kMuonSteps = 5;
 constexpr float kMuonEps = 1e-7f;
 // Floats of scratch muon_update needs for a [rows, cols] matrix, and
-// newton_schulz for its X[R, K] (R ≤ K): the next X, A = X·Xᵀ and A·A.
+// newton_schulz for its X[R, K] (R ≤ K): the next X, A = X·Xᵀ and A·A, and
+// for newton_schulz_bf16 the bf16 copies of X, A and B as well.
 int64_t muon_scratch_floats(int64_t rows, int64_t cols);
 int64_t newton_schulz_scratch_floats(int64_t R, int64_t K);
 // Muon's first stage, fused with clipping and gradient zeroing as adamw_update:
@@ -183,13 +184,18 @@ void muon_momentum(float* x, float* m, float* grad, int64_t rows, int64_t cols, 
 // Each maps every singular value σ of x to aσ + bσ³ + cσ⁵ and keeps its
 // singular vectors: five from ‖x‖_F ≤ 1 leave them near 1 (Note [Muon]).
 void newton_schulz(float* x, float* scratch, int64_t R, int64_t K, int steps);
+// The same with every product's operands rounded to bf16 and float32 sums
+// (Note [bf16 matmuls] in bf16.h): what a bf16 run's Muon does. Needs
+// bf16_matmul_available().
+void newton_schulz_bf16(float* x, float* scratch, int64_t R, int64_t K, int steps);
 // The update: param = param·(1 - lr·wd) - lr·√max(1, rows/cols)·o, o the
 // orthogonalised x back in [rows, cols] (transposed again when tall).
 void muon_apply(float* param, const float* x, int64_t rows, int64_t cols, float lr,
                 float weight_decay);
-// The three in order: muon_momentum into the scratch, newton_schulz for
-// kMuonSteps, muon_apply. scratch holds muon_scratch_floats(rows, cols).
+// The three in order: muon_momentum into the scratch, newton_schulz (or
+// newton_schulz_bf16) for kMuonSteps, muon_apply. scratch holds
+// muon_scratch_floats(rows, cols).
 void muon_update(float* param, float* m, float* grad, float* scratch, int64_t rows, int64_t cols,
-                 float lr, float momentum, float weight_decay, float grad_scale);
+                 float lr, float momentum, float weight_decay, float grad_scale, bool bf16 = false);
 
 }  // namespace kernels

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <utility>
 
+#include "autograd/kernels/bf16.h"
 #include "autograd/kernels/kernels.h"
 #include "autograd/kernels/reduce.h"
 #include "autograd/kernels/sgemm.h"
@@ -90,7 +91,10 @@ void adamw_update(float* param, float* m, float* v, float* grad, int64_t n, floa
   }
 }
 
-int64_t newton_schulz_scratch_floats(int64_t R, int64_t K) { return R * K + 2 * R * R; }
+int64_t newton_schulz_scratch_floats(int64_t R, int64_t K) {
+  const int64_t fp32 = R * K + 2 * R * R, bf16_copies = (R * K + 1) / 2 + 2 * ((R * R + 1) / 2);
+  return fp32 + bf16_copies;
+}
 
 int64_t muon_scratch_floats(int64_t rows, int64_t cols) {
   return rows * cols + newton_schulz_scratch_floats(std::min(rows, cols), std::max(rows, cols));
@@ -137,6 +141,36 @@ void newton_schulz(float* x, float* scratch, int64_t R, int64_t K, int steps) {
   if (cur != x) std::memcpy(x, cur, static_cast<size_t>(n) * sizeof(float));
 }
 
+void newton_schulz_bf16(float* x, float* scratch, int64_t R, int64_t K, int steps) {
+  // As newton_schulz, with bf16 copies xb of the iterate, Ab of A and Bb of
+  // B after the float32 buffers. The linear kernels' forms: A = xb·xbᵀ and
+  // A·A = Ab·Abᵀ (A is symmetric), then next = a·x + Bb·xb, the input-
+  // gradient form, which adds into what next holds.
+  float* y = scratch;
+  float* A = y + R * K;
+  float* AA = A + R * R;
+  uint16_t* xb = reinterpret_cast<uint16_t*>(AA + R * R);
+  uint16_t* Ab = xb + 2 * ((R * K + 1) / 2);
+  uint16_t* Bb = Ab + 2 * ((R * R + 1) / 2);
+  float* cur = x;
+  float* next = y;
+  const int64_t RR = R * R, n = R * K;
+  for (int s = 0; s < steps; ++s) {
+    round_to_bf16(xb, cur, n);
+    linear_forward_bf16(A, xb, xb, nullptr, R, K, R);
+    round_to_bf16(Ab, A, RR);
+    linear_forward_bf16(AA, Ab, Ab, nullptr, R, R, R);
+#pragma omp parallel for simd schedule(static) if (RR > 32768)
+    for (int64_t i = 0; i < RR; ++i) AA[i] = mul_add(kMuonC, AA[i], kMuonB * A[i]);
+    round_to_bf16(Bb, AA, RR);
+#pragma omp parallel for simd schedule(static) if (n > 32768)
+    for (int64_t i = 0; i < n; ++i) next[i] = kMuonA * cur[i];
+    linear_backward_bf16(next, nullptr, Bb, xb, xb, R, K, R);  // next += B·x
+    std::swap(cur, next);
+  }
+  if (cur != x) std::memcpy(x, cur, static_cast<size_t>(n) * sizeof(float));
+}
+
 void muon_apply(float* param, const float* x, int64_t rows, int64_t cols, float lr,
                 float weight_decay) {
   const float decay = static_cast<float>(1.0 - static_cast<double>(lr) * weight_decay);
@@ -152,10 +186,11 @@ void muon_apply(float* param, const float* x, int64_t rows, int64_t cols, float 
 }
 
 void muon_update(float* param, float* m, float* grad, float* scratch, int64_t rows, int64_t cols,
-                 float lr, float momentum, float weight_decay, float grad_scale) {
+                 float lr, float momentum, float weight_decay, float grad_scale, bool bf16) {
   float* x = scratch;  // [min, max] of rows and cols
   muon_momentum(x, m, grad, rows, cols, momentum, grad_scale);
-  newton_schulz(x, scratch + rows * cols, std::min(rows, cols), std::max(rows, cols), kMuonSteps);
+  if (bf16) newton_schulz_bf16(x, scratch + rows * cols, std::min(rows, cols), std::max(rows, cols), kMuonSteps);
+  else newton_schulz(x, scratch + rows * cols, std::min(rows, cols), std::max(rows, cols), kMuonSteps);
   muon_apply(param, x, rows, cols, lr, weight_decay);
 }
 

@@ -128,7 +128,7 @@ def main():
                         f["model"][name][...] = f["model"][name][()] * SPREAD
             out = os.path.join(tmp, f"a{k}")
             subprocess.run([tg, "attention", "--ckpt", ckpt, "--prompt", prompt_all[:T], "--out",
-                            out, "--threads", "2"], check=True, capture_output=True)
+                            out, "--threads", "2", "--precision", "fp32"], check=True, capture_output=True)
             with open(os.path.join(out, "attention.json"), encoding="utf-8") as f:
                 att = json.load(f)
             ours = np.array(att["layers"], dtype=np.float64)  # [L, NH, T, T]

@@ -30,7 +30,8 @@ class Runs(unittest.TestCase):
     def flags(self, sampler, accum, steps=STEPS):
         return ["--data", self.data, *robutil.TINY_MODEL, "--grad-accum", str(accum), "--sampler", sampler,
                 "--dropout", "0.1", "--max-steps", str(steps), "--lr-decay-steps", str(STEPS),
-                "--eval-interval", "0", "--ckpt-interval", "0", "--threads", "1"]
+                "--eval-interval", "0", "--ckpt-interval", "0", "--threads", "1",
+                "--precision", "fp32"]  # the tolerances are float32's (on AMX auto would be bf16)
 
     def mpirun(self, n, args, mca=()):
         """The command line of tapegpt ARGS in n ranks on this machine

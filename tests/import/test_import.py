@@ -131,7 +131,8 @@ class Import(unittest.TestCase):
         ids = torch.randint(0, TINY["vocab_size"], (2 * T + 1,), generator=g)
         tokens = self.path("eval.bin")
         write_tokens(tokens, ids.tolist(), TINY["vocab_size"])
-        p = run("eval", "--ckpt", self.ckpt, "--tokens", tokens, "--json")
+        # float32 against float32 (on AMX, --precision auto would be bf16).
+        p = run("eval", "--ckpt", self.ckpt, "--tokens", tokens, "--json", "--precision", "fp32")
         ours = json.loads(p.stdout)
         self.assertEqual(ours["tokens"], 2 * T)
         # eval's non-overlapping windows: [0, T) and [T, 2T), targets shifted by one.

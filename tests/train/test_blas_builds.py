@@ -29,7 +29,8 @@ BUILDS = ("openmp", "pthread", "serial")
 # Big enough that every matmul is split into several pieces with the pthread
 # build (N = B·T = 512 rows, 50 MFLOP for the qkv projection).
 MODEL = ["--n-layer", "2", "--n-head", "4", "--n-embd", "128", "--block-size", "64", "--batch-size", "8",
-         "--eval-interval", "3", "--eval-steps", "2", "--lr-decay-steps", "6", "--dropout", "0.0"]
+         "--eval-interval", "3", "--eval-steps", "2", "--lr-decay-steps", "6", "--dropout", "0.0",
+         "--precision", "fp32"]  # OpenBLAS's matmuls, whatever the CPU (bf16 would bypass them)
 # Losses may differ across builds only by the order of float additions
 # inside OpenBLAS; after 6 steps that is far below this (measured: see
 # README, "OpenBLAS builds").

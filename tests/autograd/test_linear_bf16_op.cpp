@@ -68,7 +68,7 @@ TEST_CASE("round_to_bf16_in_place gives round_to_bf16's bits at every size and t
       const BVec want = rounded(f);
       const uint16_t* got = kernels::round_to_bf16_in_place(f.data(), n);
       CHECK(static_cast<const void*>(got) == static_cast<const void*>(f.data()));
-      CHECK(std::memcmp(got, want.data(), static_cast<size_t>(n) * sizeof(uint16_t)) == 0);
+      CHECK((n == 0 || std::memcmp(got, want.data(), static_cast<size_t>(n) * sizeof(uint16_t)) == 0));
     }
   omp_set_num_threads(restore);
 }

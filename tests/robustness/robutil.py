@@ -23,6 +23,7 @@ TINY_MODEL = ["--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--block-size
 
 sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 import no_skip  # noqa: E402
+import testutil  # noqa: E402
 from testutil import run  # noqa: E402,F401  (robutil.run, for its many callers)
 
 # Exit code CTest treats as "skipped" (SKIP_RETURN_CODE 77 in CMakeLists.txt).
@@ -52,14 +53,7 @@ def built_with_tsan(tapegpt):
 
 def prepare_tiny(tapegpt, tmp, chars=20000):
     """A char-tokenized slice of Tiny Shakespeare in tmp/data; returns the dir."""
-    corpus = os.path.join(tmp, "tiny.txt")
-    with open(os.path.join(REPO, "data", "tinyshakespeare.txt"), encoding="utf-8") as f:
-        text = f.read()[:chars]
-    with open(corpus, "w", encoding="utf-8") as f:
-        f.write(text)
-    data = os.path.join(tmp, "data")
-    run(tapegpt, "prepare", "--input", corpus, "--tokenizer", "char", "--out", data)
-    return data
+    return testutil.prepare_corpus_head(tapegpt, tmp, chars)
 
 
 def metrics(path):

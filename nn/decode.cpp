@@ -15,12 +15,8 @@ namespace {
 // With bf16 operands when the weight has a bf16 copy, as the linear op
 // (Note [bf16 linear]): `in` is rounded into in_bf16 first.
 void linear_row(float* out, const float* in, const Tensor& w, const Tensor& b, uint16_t* in_bf16) {
-  if (w.bf16) {
-    kernels::round_to_bf16(in_bf16, in, w.size(1));
-    kernels::linear_forward_bf16(out, in_bf16, w.bf16, b.data, 1, w.size(1), w.size(0));
-    return;
-  }
-  kernels::linear_forward(out, in, w.data, b.data, 1, w.size(1), w.size(0));
+  if (w.bf16) kernels::linear_forward_bf16_rounding(out, in, in_bf16, w.bf16, b.data, 1, w.size(1), w.size(0));
+  else kernels::linear_forward(out, in, w.data, b.data, 1, w.size(1), w.size(0));
 }
 
 // out[C] = norm(x) for one row: LayerNorm (gain and bias) or RMSNorm (gain only).

@@ -61,6 +61,10 @@ uint16_t* round_to_bf16_in_place(float* buf, int64_t n);
 // bias (float32) may be null; the sum is float32.
 void linear_forward_bf16(float* out, const uint16_t* inp, const uint16_t* weight, const float* bias,
                          int64_t N, int64_t IC, int64_t OC);
+// The same from a float32 input, which is rounded into inp_bf16 [N,IC]
+// first: the forward of the bf16 linear op and of the KV-cache decoder.
+void linear_forward_bf16_rounding(float* out, const float* inp, uint16_t* inp_bf16, const uint16_t* weight,
+                                  const float* bias, int64_t N, int64_t IC, int64_t OC);
 // dinp[N,IC] += dout·weight; dweight[OC,IC] += doutᵀ·inp. Either may be null.
 // The bias gradient needs no matmul and no rounding: Σ_n dout[n] in float32
 // by linear_backward(nullptr, nullptr, dbias, dout, ...) in kernels.h.

@@ -229,4 +229,10 @@ std::string dnnl_effective_isa() { return "none"; }
 
 #endif
 
+void linear_forward_bf16_rounding(float* out, const float* inp, uint16_t* inp_bf16, const uint16_t* weight,
+                                  const float* bias, int64_t N, int64_t IC, int64_t OC) {
+  round_to_bf16(inp_bf16, inp, N * IC);
+  linear_forward_bf16(out, inp_bf16, weight, bias, N, IC, OC);
+}
+
 }  // namespace kernels

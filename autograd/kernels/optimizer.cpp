@@ -119,33 +119,15 @@ void muon_momentum(float* x, float* m, float* grad, int64_t rows, int64_t cols, 
   scale_inplace(x, inv, n);
 }
 
-void newton_schulz(float* x, float* scratch, int64_t R, int64_t K, int steps) {
-  // x[R,K] and y[R,K] take turns holding the iterate; A[R,R] = x·xᵀ, and
-  // AA[R,R] = A·A, then B = b·A + c·A·A in its place.
-  float* y = scratch;
-  float* A = y + R * K;
-  float* AA = A + R * R;
-  float* cur = x;
-  float* next = y;
-  const int64_t RR = R * R, n = R * K;
-  for (int s = 0; s < steps; ++s) {
-    sgemm_split(CblasNoTrans, CblasTrans, R, R, K, cur, K, cur, K, 0.0f, A, R);
-    sgemm_split(CblasNoTrans, CblasNoTrans, R, R, R, A, R, A, R, 0.0f, AA, R);
-#pragma omp parallel for simd schedule(static) if (RR > 32768)
-    for (int64_t i = 0; i < RR; ++i) AA[i] = mul_add(kMuonC, AA[i], kMuonB * A[i]);
-    sgemm_split(CblasNoTrans, CblasNoTrans, R, K, R, AA, R, cur, K, 0.0f, next, K);  // B·x
-#pragma omp parallel for simd schedule(static) if (n > 32768)
-    for (int64_t i = 0; i < n; ++i) next[i] = mul_add(kMuonA, cur[i], next[i]);
-    std::swap(cur, next);
-  }
-  if (cur != x) std::memcpy(x, cur, static_cast<size_t>(n) * sizeof(float));
-}
+namespace {
 
-void newton_schulz_bf16(float* x, float* scratch, int64_t R, int64_t K, int steps) {
-  // As newton_schulz, with bf16 copies xb of the iterate, Ab of A and Bb of
-  // B after the float32 buffers. The linear kernels' forms: A = xb·xbᵀ and
-  // A·A = Ab·Abᵀ (A is symmetric), then next = a·x + Bb·xb, the input-
-  // gradient form, which adds into what next holds.
+// Both precisions' iteration. x[R,K] and y[R,K] take turns holding the
+// iterate; A[R,R] = x·xᵀ, and AA[R,R] = A·A, then B = b·A + c·A·A in its
+// place. In bf16 the products go through the linear kernels, on bf16
+// copies xb, Ab and Bb kept after the float32 buffers: A = xb·xbᵀ and
+// A·A = Ab·Abᵀ (A is symmetric), then next = a·x + Bb·xb, the input-
+// gradient form, which adds into what next holds.
+void newton_schulz_loop(float* x, float* scratch, int64_t R, int64_t K, int steps, bool bf16) {
   float* y = scratch;
   float* A = y + R * K;
   float* AA = A + R * R;
@@ -156,19 +138,40 @@ void newton_schulz_bf16(float* x, float* scratch, int64_t R, int64_t K, int step
   float* next = y;
   const int64_t RR = R * R, n = R * K;
   for (int s = 0; s < steps; ++s) {
-    round_to_bf16(xb, cur, n);
-    linear_forward_bf16(A, xb, xb, nullptr, R, K, R);
-    round_to_bf16(Ab, A, RR);
-    linear_forward_bf16(AA, Ab, Ab, nullptr, R, R, R);
+    if (bf16) {
+      round_to_bf16(xb, cur, n);
+      linear_forward_bf16(A, xb, xb, nullptr, R, K, R);
+      round_to_bf16(Ab, A, RR);
+      linear_forward_bf16(AA, Ab, Ab, nullptr, R, R, R);
+    } else {
+      sgemm_split(CblasNoTrans, CblasTrans, R, R, K, cur, K, cur, K, 0.0f, A, R);
+      sgemm_split(CblasNoTrans, CblasNoTrans, R, R, R, A, R, A, R, 0.0f, AA, R);
+    }
 #pragma omp parallel for simd schedule(static) if (RR > 32768)
     for (int64_t i = 0; i < RR; ++i) AA[i] = mul_add(kMuonC, AA[i], kMuonB * A[i]);
-    round_to_bf16(Bb, AA, RR);
+    if (bf16) {
+      round_to_bf16(Bb, AA, RR);
 #pragma omp parallel for simd schedule(static) if (n > 32768)
-    for (int64_t i = 0; i < n; ++i) next[i] = kMuonA * cur[i];
-    linear_backward_bf16(next, nullptr, Bb, xb, xb, R, K, R);  // next += B·x
+      for (int64_t i = 0; i < n; ++i) next[i] = kMuonA * cur[i];
+      linear_backward_bf16(next, nullptr, Bb, xb, xb, R, K, R);  // next += B·x
+    } else {
+      sgemm_split(CblasNoTrans, CblasNoTrans, R, K, R, AA, R, cur, K, 0.0f, next, K);  // B·x
+#pragma omp parallel for simd schedule(static) if (n > 32768)
+      for (int64_t i = 0; i < n; ++i) next[i] = mul_add(kMuonA, cur[i], next[i]);
+    }
     std::swap(cur, next);
   }
   if (cur != x) std::memcpy(x, cur, static_cast<size_t>(n) * sizeof(float));
+}
+
+}  // namespace
+
+void newton_schulz(float* x, float* scratch, int64_t R, int64_t K, int steps) {
+  newton_schulz_loop(x, scratch, R, K, steps, false);
+}
+
+void newton_schulz_bf16(float* x, float* scratch, int64_t R, int64_t K, int steps) {
+  newton_schulz_loop(x, scratch, R, K, steps, true);
 }
 
 void muon_apply(float* param, const float* x, int64_t rows, int64_t cols, float lr,
@@ -189,8 +192,7 @@ void muon_update(float* param, float* m, float* grad, float* scratch, int64_t ro
                  float lr, float momentum, float weight_decay, float grad_scale, bool bf16) {
   float* x = scratch;  // [min, max] of rows and cols
   muon_momentum(x, m, grad, rows, cols, momentum, grad_scale);
-  if (bf16) newton_schulz_bf16(x, scratch + rows * cols, std::min(rows, cols), std::max(rows, cols), kMuonSteps);
-  else newton_schulz(x, scratch + rows * cols, std::min(rows, cols), std::max(rows, cols), kMuonSteps);
+  newton_schulz_loop(x, scratch + rows * cols, std::min(rows, cols), std::max(rows, cols), kMuonSteps, bf16);
   muon_apply(param, x, rows, cols, lr, weight_decay);
 }
 

@@ -55,10 +55,7 @@ struct LinearBf16Record {
   const float* bias;  // may be null
   int64_t N, IC, OC;
 
-  void forward() const {
-    kernels::round_to_bf16(x_bf16, x, N * IC);
-    kernels::linear_forward_bf16(out, x_bf16, weight, bias, N, IC, OC);
-  }
+  void forward() const { kernels::linear_forward_bf16_rounding(out, x, x_bf16, weight, bias, N, IC, OC); }
   void backward() const {
     if (dbias) kernels::linear_backward(nullptr, nullptr, dbias, dout, nullptr, nullptr, N, IC, OC);
     if (!dx && !dweight) return;

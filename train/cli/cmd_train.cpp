@@ -164,7 +164,6 @@ void resume_optimizer_check(const std::string& path, const std::string& saved_na
 // --change-precision.
 void resume_precision(const std::string& path, const std::string& saved, const cxxopts::ParseResult& r,
                       train::TrainOptions* o) {
-  o->precision = saved;
   const std::string asked = r.count("precision") ? get<std::string>(r, "precision") : saved;
   if (asked != saved && !r.count("change-precision"))
     throw tg::UsageError("--precision " + asked + ": the run in " + path + " was trained in " + saved +
@@ -174,7 +173,7 @@ void resume_precision(const std::string& path, const std::string& saved, const c
   o->precision = asked;
   try {
     train::resolve_precision(o, asked == saved ? "the run's own" : "changed from " + saved);
-  } catch (const tg::UsageError& e) {
+  } catch (const tg::UsageError&) {
     if (asked != saved) throw;
     throw tg::UsageError(path + " was trained in bf16, which oneDNN cannot run here (" +
                          kernels::dnnl_version() + ", " + kernels::dnnl_effective_isa() +

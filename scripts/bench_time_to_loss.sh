@@ -84,7 +84,7 @@ tapegpt() {
 "$TAPEGPT" prepare --input "$CORPUS" --tokenizer char --out "$WORK/data" >/dev/null
 
 # scripts/bench.sh's fair PyTorch: tapegpt's OpenBLAS file and the core it runs.
-blas_lib="$(ldd "$TAPEGPT" | awk '$1 ~ /^libopenblas/ {print $3; exit}')"
+blas_lib="$(ldd "$TAPEGPT" | awk '$1 ~ /^libopenblas/ && !n++ {print $3}')"  # awk reads to the end: an early exit SIGPIPEs ldd, which set -o pipefail turns into a silent exit 1
 [[ -n "$blas_lib" ]] || { echo "bench_time_to_loss.sh: ldd finds no libopenblas in $TAPEGPT" >&2; exit 1; }
 core="$(tapegpt bench --shape S --block-size 8 --batch-size 1 --steps 1 --warmup 0 --sample-tokens 0 --no-profile \
         --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["blas_core"])')"

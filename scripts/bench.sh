@@ -80,6 +80,7 @@
 #    every round, so a change in the machine's load hits all sides alike.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench_lib.sh
 
 if [[ "${1:-}" == --blas-builds ]]; then
   exec bash scripts/bench_blas_builds.sh
@@ -108,11 +109,7 @@ TORCH_WAIT_POLICY="${TORCH_WAIT_POLICY:-PASSIVE}"
 TAPEGPT_WAIT_POLICY="${TAPEGPT_WAIT_POLICY:-default}"
 BF16_ANYWAY="${BF16_ANYWAY:-0}"
 
-if [[ -z "${TAPEGPT:-}" ]]; then
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build --target tapegpt -j"$(nproc)" >/dev/null
-  TAPEGPT=build/tapegpt
-fi
+bench_use_tapegpt
 if [[ -n "$out_dir" ]]; then
   mkdir -p "$out_dir/raw"
   RAW="$out_dir/raw"
@@ -140,10 +137,8 @@ record() {
   fi
 }
 
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-[[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]] && commit+="-dirty"
-blas_lib="$(ldd "$TAPEGPT" | awk '$1 ~ /^libopenblas/ && !n++ {print $3}')"
-[[ -n "$blas_lib" ]] || { echo "bench.sh: ldd finds no libopenblas in $TAPEGPT" >&2; exit 1; }
+commit="$(bench_commit)"
+blas_lib="$(bench_blas_lib)"
 # A binary from before --precision is float32 only; a newer one picks bf16
 # by default on AMX, so its float32 rows ask for float32.
 fp32=()
@@ -154,7 +149,7 @@ bench_help="$("$TAPEGPT" bench --help 2>/dev/null || true)"
 record probe tapegpt bench --shape S --block-size 8 --batch-size 1 --steps 1 --warmup 0 --sample-tokens 0 \
   --no-profile --json "${fp32[@]}"
 core="$(/usr/bin/python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["blas_core"])' "$RAW/probe.jsonl")"
-dnnl_lib="$(ldd "$TAPEGPT" | awk '$1 ~ /^libdnnl/ && !n++ {print $3}')"
+dnnl_lib="$(bench_loaded_lib "$TAPEGPT" libdnnl)"
 
 # bf16 is timed only where oneDNN runs on AMX: the CPU has AMX-BF16 and
 # tapegpt's oneDNN can use it (not capped, tiles permitted, built with oneDNN).
@@ -189,17 +184,13 @@ if (( amx && ! has_precision )); then
   exit 1
 fi
 
-wait_policy=(OMP_WAIT_POLICY="$TORCH_WAIT_POLICY")
-[[ "$TORCH_WAIT_POLICY" == default ]] && wait_policy=(-u OMP_WAIT_POLICY)
-torch_env=(env -u ONEDNN_VERBOSE -u DNNL_VERBOSE "${wait_policy[@]}" OPENBLAS_CORETYPE="$core"
-           LD_LIBRARY_PATH="$(dirname "$blas_lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-           OMP_NUM_THREADS="$THREADS" OPENBLAS_NUM_THREADS="$THREADS" OPENBLAS_VERBOSE=2)
+bench_fair_torch_env "$core" "$blas_lib" "$THREADS" "$TORCH_WAIT_POLICY" OPENBLAS_VERBOSE=2
 have_torch=1
 /usr/bin/python3 -c "import torch" 2>/dev/null || have_torch=0
 torch_bench() { "${torch_env[@]}" /usr/bin/python3 scripts/bench_torch.py --threads "$THREADS" "$@"; }
 
 {
-  echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
+  echo "machine: $(bench_cpu_model), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
   echo "commit: $commit; $(date -u '+%F %H:%M UTC'); threads $THREADS; rounds $ROUNDS; steps $STEPS after $WARMUP warm-up"
   echo "tapegpt: $TAPEGPT, OpenBLAS $blas_lib (ldd), core $core; oneDNN ${dnnl_lib:-none} (ldd), ISA $dnnl_isa;" \
        "${tapegpt_wait[*]:-OMP_WAIT_POLICY unset}"

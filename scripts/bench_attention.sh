@@ -8,16 +8,11 @@
 #   BLOCK_SIZES="256 512" THREADS=2 TAPEGPT=build/tapegpt bash scripts/bench_attention.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench_lib.sh
 BLOCK_SIZES="${BLOCK_SIZES:-256 1024 2048}"
 THREADS="${THREADS:-$(nproc)}"
-if [[ -z "${TAPEGPT:-}" ]]; then
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build --target tapegpt -j"$(nproc)" >/dev/null
-  TAPEGPT=build/tapegpt
-fi
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-[[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]] && commit+="-dirty"
-echo "commit $commit; $(date -u '+%F %H:%M UTC'); $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; threads $THREADS; load $(cut -d' ' -f1 /proc/loadavg)"
+bench_use_tapegpt
+echo "commit $(bench_commit); $(date -u '+%F %H:%M UTC'); $(bench_cpu_model), $(nproc) cores; threads $THREADS; load $(cut -d' ' -f1 /proc/loadavg)"
 echo "| T | step tok/s (blockwise) | one layer's attention fwd+bwd: blockwise ms | naive ms | kept for backward: blockwise MiB | naive MiB (+ T² scratch) |"
 echo "|---|---|---|---|---|---|"
 for T in $BLOCK_SIZES; do

@@ -14,6 +14,7 @@
 # script says so next to them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench_lib.sh
 out_dir=""
 quick=0
 while (( $# )); do
@@ -29,11 +30,7 @@ THREADS="${THREADS:-$(nproc)}"
 RECIPE_STEPS=2000 DEMO_STEPS=""  # the demo: train's defaults
 EVAL_EVERY=250
 (( quick )) && RECIPE_STEPS=20 DEMO_STEPS=20 EVAL_EVERY=10
-if [[ -z "${TAPEGPT:-}" ]]; then
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build --target tapegpt -j"$(nproc)" >/dev/null
-  TAPEGPT=build/tapegpt
-fi
+bench_use_tapegpt
 if [[ -n "$out_dir" ]]; then
   mkdir -p "$out_dir"
   WORK="$out_dir"
@@ -45,19 +42,15 @@ fi
 tapegpt() {
   env -u OMP_WAIT_POLICY -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "$TAPEGPT" "$@" --threads "$THREADS"
 }
-# nanoGPT's CPU recipe, as scripts/bench_time_to_loss.sh runs it.
-RECIPE=(--n-layer 4 --n-head 4 --n-embd 128 --block-size 64 --batch-size 12 --no-bias --gelu erf --dropout 0
-        --beta2 0.99 --weight-decay 0.1 --grad-clip 1.0 --lr 1e-3 --min-lr 1e-4 --warmup 100 --seed 1337
-        --max-steps "$RECIPE_STEPS")
+RECIPE=("${NANOGPT_CPU_RECIPE[@]}" --max-steps "$RECIPE_STEPS")
 DEMO=(${DEMO_STEPS:+--max-steps "$DEMO_STEPS"})
 EVAL=(--eval-interval "$EVAL_EVERY" --eval-steps 0 --ckpt-interval 0 --keep 0 --overwrite)
 
 amx="no"
 grep -qw amx_bf16 /proc/cpuinfo && amx="yes"
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-[[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]] && commit+="-dirty"
+commit="$(bench_commit)"
 {
-  echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; amx_bf16 in /proc/cpuinfo: $amx"
+  echo "machine: $(bench_cpu_model), $(nproc) cores; amx_bf16 in /proc/cpuinfo: $amx"
   echo "commit: $commit; $(date -u '+%F %H:%M UTC'); threads $THREADS; whole-split evaluation every $EVAL_EVERY steps"
   echo "oneDNN: $("$TAPEGPT" bench --bf16-rate --threads "$THREADS" | head -1)"
 } | tee "$WORK/header.txt"

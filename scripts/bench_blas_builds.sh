@@ -7,23 +7,20 @@
 #   SHAPES="S M" BUILDS="openmp pthread" THREADS=2 TAPEGPT=build/tapegpt bash scripts/bench_blas_builds.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench_lib.sh
 SHAPES="${SHAPES:-S M G}"
 ROUNDS="${ROUNDS:-2}"
 THREADS="${THREADS:-$(nproc)}"
 LIBDIR="${LIBDIR:-/usr/lib/$(gcc -print-multiarch)}"
 BUILDS="${BUILDS:-openmp pthread serial}"
-if [[ -z "${TAPEGPT:-}" ]]; then
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build --target tapegpt -j"$(nproc)" >/dev/null
-  TAPEGPT=build/tapegpt
-fi
+bench_use_tapegpt
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 for b in $BUILDS; do
   [[ -e "$LIBDIR/openblas-$b/libopenblas.so.0" ]] || { echo "bench_blas_builds.sh: no $LIBDIR/openblas-$b; run scripts/setup.sh" >&2; exit 1; }
 done
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; threads $THREADS; $(date -u '+%F %H:%M UTC')"
-echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(bench_cpu_model), $(nproc) cores; threads $THREADS; $(date -u '+%F %H:%M UTC')"
+echo "commit: $(bench_commit); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 for round in $(seq "$ROUNDS"); do
   for shape in $SHAPES; do
     steps=8 warmup=2

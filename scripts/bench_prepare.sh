@@ -14,6 +14,7 @@
 # the cache misses, the worst case for GPT-2 encoding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench_lib.sh
 [[ -x build/tapegpt ]] || scripts/build.sh >/dev/null
 T="$PWD/build/tapegpt"
 SIZES="${SIZES:-50 500 2000}"
@@ -44,8 +45,8 @@ run() {
            l, b / 1e6, w, u + s, b / 1e6 / w, b / 1e6 / (u + s), r / 1024 }'
 }
 
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
-echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- data train || echo ' (modified)'); $(date -u '+%F %H:%M UTC'); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(bench_cpu_model), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
+echo "commit: $(bench_commit); $(date -u '+%F %H:%M UTC'); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 gen 50 "$WORK/english-50.txt" english
 gen 50 "$WORK/random-50.txt" random
 

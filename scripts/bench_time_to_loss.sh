@@ -29,6 +29,7 @@
 # of this script mean anything on a shared machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench_lib.sh
 
 out_dir=""
 quick=0
@@ -54,11 +55,7 @@ BF16="${BF16:-1}"
 CORPUS="${CORPUS:-data/tinyshakespeare.txt}"
 TORCH_WAIT_POLICY="${TORCH_WAIT_POLICY:-PASSIVE}"
 
-if [[ -z "${TAPEGPT:-}" ]]; then
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build build --target tapegpt -j"$(nproc)" >/dev/null
-  TAPEGPT=build/tapegpt
-fi
+bench_use_tapegpt
 if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
   echo "bench_time_to_loss.sh: PyTorch is not installed for /usr/bin/python3 (TAPEGPT_WITH_TORCH=1 scripts/setup.sh" \
        "installs it); the baseline needs it" >&2
@@ -72,9 +69,6 @@ else
   trap 'rm -rf "$WORK"' EXIT
 fi
 
-# The recipe, in tapegpt's flags (scripts/time_to_loss.py torch has the same defaults).
-RECIPE=(--n-layer 4 --n-head 4 --n-embd 128 --block-size 64 --batch-size 12 --no-bias --gelu erf --dropout 0
-        --beta2 0.99 --weight-decay 0.1 --grad-clip 1.0 --lr 1e-3 --min-lr 1e-4 --warmup 100 --seed 1337)
 EVAL_FLAGS=(--eval-interval "$EVAL_EVERY" --eval-steps 0 --ckpt-interval 0 --keep 0 --overwrite)
 
 tapegpt() {
@@ -84,24 +78,18 @@ tapegpt() {
 "$TAPEGPT" prepare --input "$CORPUS" --tokenizer char --out "$WORK/data" >/dev/null
 
 # scripts/bench.sh's fair PyTorch: tapegpt's OpenBLAS file and the core it runs.
-blas_lib="$(ldd "$TAPEGPT" | awk '$1 ~ /^libopenblas/ && !n++ {print $3}')"  # awk reads to the end: an early exit SIGPIPEs ldd, which set -o pipefail turns into a silent exit 1
-[[ -n "$blas_lib" ]] || { echo "bench_time_to_loss.sh: ldd finds no libopenblas in $TAPEGPT" >&2; exit 1; }
+blas_lib="$(bench_blas_lib)"
 core="$(tapegpt bench --shape S --block-size 8 --batch-size 1 --steps 1 --warmup 0 --sample-tokens 0 --no-profile \
         --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["blas_core"])')"
-wait_policy=(OMP_WAIT_POLICY="$TORCH_WAIT_POLICY")
-[[ "$TORCH_WAIT_POLICY" == default ]] && wait_policy=(-u OMP_WAIT_POLICY)
-torch_env=(env "${wait_policy[@]}" OPENBLAS_CORETYPE="$core"
-           LD_LIBRARY_PATH="$(dirname "$blas_lib")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-           OMP_NUM_THREADS="$THREADS" OPENBLAS_NUM_THREADS="$THREADS")
+bench_fair_torch_env "$core" "$blas_lib" "$THREADS" "$TORCH_WAIT_POLICY"
 torch_run() {
   "${torch_env[@]}" /usr/bin/python3 scripts/time_to_loss.py torch --data "$WORK/data" --threads "$THREADS" \
     --steps "$STEPS" --eval-every "$EVAL_EVERY" "$@"
 }
 
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-[[ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]] && commit+="-dirty"
+commit="$(bench_commit)"
 {
-  echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores"
+  echo "machine: $(bench_cpu_model), $(nproc) cores"
   echo "commit: $commit; $(date -u '+%F %H:%M UTC'); threads $THREADS; $STEPS steps, whole-split evaluation every $EVAL_EVERY"
   echo "tapegpt: $TAPEGPT, OpenBLAS $blas_lib, core $core"
   echo "PyTorch: $("${torch_env[@]}" /usr/bin/python3 -c 'import torch; print(torch.__version__)'); ${torch_env[*]:1}"
@@ -119,7 +107,7 @@ if [[ "$BF16" != 0 ]]; then
   runs+=(--run "pytorch-bf16=$WORK/torch-bf16")
 fi
 echo "== (c) tapegpt, the same recipe" >&2
-tapegpt train --data "$WORK/data" --out "$WORK/tapegpt-default" "${RECIPE[@]}" --max-steps "$STEPS" \
+tapegpt train --data "$WORK/data" --out "$WORK/tapegpt-default" "${NANOGPT_CPU_RECIPE[@]}" --max-steps "$STEPS" \
   "${EVAL_FLAGS[@]}" | grep -E "val loss|^done" >&2
 runs+=(--run "tapegpt-default=$WORK/tapegpt-default")
 echo "== (d) tapegpt, fast: $FAST_FLAGS" >&2

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Is a change slower? The training step of this checkout's tapegpt against
+# the one of a base commit, same flags, alternating the two binaries within
+# each round so that the machine's noise falls on both. Prints each shape's
+# median step time per binary and the median of the rounds' ratios
+# (this / base). With no FLAGS, this checkout runs its defaults (--precision
+# auto included): what "auto costs nothing without AMX" (issue 22) measures.
+#   bash scripts/bench_against.sh 9ed6f04             # base: the commit before --precision
+#   SHAPES="S M" ROUNDS=5 THREADS=2 bash scripts/bench_against.sh BASE
+#   FLAGS="--precision fp32" bash scripts/bench_against.sh BASE   # flags for this checkout's binary only
+# The base is built from `git worktree add` in a temporary directory (removed
+# on exit); TAPEGPT=/path/to/tapegpt replaces this checkout's build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/bench_lib.sh
+case "${1:-}" in
+  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  "") echo "bench_against.sh: give the base commit (see bash scripts/bench_against.sh --help)" >&2; exit 2 ;;
+esac
+base="$1"
+git rev-parse --verify --quiet "$base^{commit}" >/dev/null ||
+  { echo "bench_against.sh: '$base' is not a commit of this repository (see git log)" >&2; exit 2; }
+SHAPES="${SHAPES:-S M G}"
+ROUNDS="${ROUNDS:-5}"
+THREADS="${THREADS:-$(nproc)}"
+read -r -a flags <<< "${FLAGS:-}"
+bench_use_tapegpt
+
+work="$(mktemp -d)"
+cleanup() { git worktree remove --force "$work/src" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+echo "building $base in a temporary worktree ..." >&2
+git worktree add --detach --quiet "$work/src" "$base"
+cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$work/build" --target tapegpt -j"$(nproc)" >/dev/null
+base_bin="$work/build/tapegpt"
+
+echo "machine: $(bench_cpu_model), $(nproc) cores; threads $THREADS; rounds $ROUNDS; $(date -u '+%F %H:%M UTC')"
+echo "this: $(bench_commit) ($TAPEGPT${flags[*]:+ ${flags[*]}}); base: $(git rev-parse --short "$base")"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+step() {  # step BINARY SHAPE [FLAGS...]: one bench run's median step seconds
+  local bin="$1" shape="$2" steps=8 warmup=2
+  shift 2
+  [[ "$shape" == G ]] && steps=3 warmup=1  # G steps take seconds each
+  env -u OMP_WAIT_POLICY -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "$bin" bench --shape "$shape" \
+    --threads "$THREADS" --steps "$steps" --warmup "$warmup" --no-profile --sample-tokens 0 --json "$@" |
+    /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["step_s"])'
+}
+for shape in $SHAPES; do
+  for round in $(seq "$ROUNDS"); do
+    # Alternate which binary goes first, so neither always runs on a warmer machine.
+    if (( round % 2 )); then
+      echo "$shape base $(step "$base_bin" "$shape")" >> "$work/times"
+      echo "$shape this $(step "$TAPEGPT" "$shape" "${flags[@]}")" >> "$work/times"
+    else
+      echo "$shape this $(step "$TAPEGPT" "$shape" "${flags[@]}")" >> "$work/times"
+      echo "$shape base $(step "$base_bin" "$shape")" >> "$work/times"
+    fi
+  done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+/usr/bin/python3 - "$work/times" <<'PY'
+import statistics, sys
+times = {}
+for line in open(sys.argv[1]):
+    shape, side, s = line.split()
+    times.setdefault(shape, {}).setdefault(side, []).append(float(s))
+# Each round's ratio is taken side by side; their median is the figure (the
+# machine's load changes between rounds more than within one).
+print("| shape | base median step s | this median step s | this / base (median of rounds) | each round's this / base |")
+print("|---|---:|---:|---:|---|")
+for shape, t in times.items():
+    ratios = [x / y for x, y in zip(t["this"], t["base"])]
+    per = " ".join(f"{r:.3f}" for r in ratios)
+    print(f"| {shape} | {statistics.median(t['base']):.4f} | {statistics.median(t['this']):.4f} "
+          f"| {statistics.median(ratios):.3f} | {per} |")
+PY

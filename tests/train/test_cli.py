@@ -101,8 +101,9 @@ class Cli(unittest.TestCase):
         # eval score exactly the same targets.
         rows = metrics(os.path.join(self.run_dir, "metrics.jsonl"))
         val = [r["val_loss"] for r in rows if "val_loss" in r][-1]
+        # The run trained in float32 (MODEL); on AMX eval's --precision auto is bf16.
         p = run("eval", "--ckpt", os.path.join(self.run_dir, "ckpt.h5"),
-                "--tokens", os.path.join(self.data, "val.bin"), "--json", "--batch-size", "4")
+                "--tokens", os.path.join(self.data, "val.bin"), "--json", "--batch-size", "4", "--precision", "fp32")
         res = json.loads(p.stdout)
         self.assertAlmostEqual(res["loss"], val, delta=1e-6)
         self.assertAlmostEqual(res["perplexity"], 2.718281828 ** res["loss"], delta=1e-3)

@@ -99,6 +99,18 @@ class PrecisionCli(unittest.TestCase):
                 for name in fa[group]:
                     self.assertTrue(np.array_equal(fa[group][name][()], fb[group][name][()]), name)
 
+    def test_eval_in_bf16_reproduces_the_trainers_validation_loss(self):
+        # --eval-steps 0: the trainer and eval score every window of val.bin.
+        # The trainer validates with the bf16 copies its last step refreshed;
+        # eval rounds the saved weights again: the same copies, the same loss.
+        out = os.path.join(self.tmp, "whole-val")
+        run("train", *self.common, "--out", out, "--max-steps", "4", "--eval-interval", "4", "--eval-steps", "0",
+            "--precision", "bf16")
+        r = json.loads(run("eval", "--ckpt", os.path.join(out, "ckpt.h5"), "--tokens",
+                           os.path.join(self.data, "val.bin"), "--json", "--batch-size", "4",
+                           "--precision", "bf16").stdout)
+        self.assertAlmostEqual(r["loss"], last_val_loss(out), delta=1e-6)
+
     def test_the_checkpoint_records_the_precision(self):
         for precision in ("fp32", "bf16"):
             self.assertIn(f"precision={precision}", run("inspect", os.path.join(self.runs[precision][0],

@@ -42,8 +42,8 @@ step() {  # step BINARY SHAPE [FLAGS...]: one bench run's median step seconds
   local bin="$1" shape="$2" steps=8 warmup=2
   shift 2
   [[ "$shape" == G ]] && steps=3 warmup=1  # G steps take seconds each
-  env -u OMP_WAIT_POLICY -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "$bin" bench --shape "$shape" \
-    --threads "$THREADS" --steps "$steps" --warmup "$warmup" --no-profile --sample-tokens 0 --json "$@" |
+  bench_run_tapegpt "$bin" bench --shape "$shape" --steps "$steps" --warmup "$warmup" --no-profile \
+    --sample-tokens 0 --json "$@" |
     /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["step_s"])'
 }
 for shape in $SHAPES; do

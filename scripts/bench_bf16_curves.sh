@@ -39,9 +39,7 @@ else
   trap 'rm -rf "$WORK"' EXIT
 fi
 
-tapegpt() {
-  env -u OMP_WAIT_POLICY -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "$TAPEGPT" "$@" --threads "$THREADS"
-}
+tapegpt() { bench_run_tapegpt "$TAPEGPT" "$@"; }
 RECIPE=("${NANOGPT_CPU_RECIPE[@]}" --max-steps "$RECIPE_STEPS")
 DEMO=(${DEMO_STEPS:+--max-steps "$DEMO_STEPS"})
 EVAL=(--eval-interval "$EVAL_EVERY" --eval-steps 0 --ckpt-interval 0 --keep 0 --overwrite)

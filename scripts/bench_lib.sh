@@ -20,6 +20,15 @@ bench_use_tapegpt() {
   fi
 }
 
+# Runs tapegpt binary $1 with the rest as arguments and --threads $THREADS
+# deciding its threads alone: the caller's OpenMP and OpenBLAS settings are
+# cleared, so tapegpt runs on its own defaults as a user's would.
+bench_run_tapegpt() {
+  local bin="$1"
+  shift
+  env -u OMP_WAIT_POLICY -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "$bin" "$@" --threads "$THREADS"
+}
+
 # The short commit, with "-dirty" when a tracked file differs from it.
 bench_commit() {
   local commit

@@ -71,9 +71,7 @@ fi
 
 EVAL_FLAGS=(--eval-interval "$EVAL_EVERY" --eval-steps 0 --ckpt-interval 0 --keep 0 --overwrite)
 
-tapegpt() {
-  env -u OMP_WAIT_POLICY -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS "$TAPEGPT" "$@" --threads "$THREADS"
-}
+tapegpt() { bench_run_tapegpt "$TAPEGPT" "$@"; }
 
 "$TAPEGPT" prepare --input "$CORPUS" --tokenizer char --out "$WORK/data" >/dev/null
 

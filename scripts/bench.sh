@@ -56,9 +56,11 @@
 #    (nanoGPT's ctx): its matmuls run in oneDNN, everything else as in the
 #    float32 step, with the same threads (torch.set_num_threads and
 #    OMP_NUM_THREADS size oneDNN's OpenMP team too) and the same OpenBLAS
-#    environment as above. tapegpt's bf16 row is `tapegpt bench --precision
-#    bf16` (its float32 rows pass --precision fp32 where the binary has the
-#    flag, since its default picks bf16 on AMX). Both sides call the same
+#    environment as above. tapegpt's bf16 row is `tapegpt bench` on its
+#    default, --precision auto, on AMX (so the row also shows that auto
+#    picks bf16 there; the targets table checks it), and `--precision bf16`
+#    under BF16_ANYWAY=1 (its float32 rows pass --precision fp32 where the
+#    binary has the flag). Both sides call the same
 #    oneDNN file: Debian's python3-torch 1.13 links the system
 #    libdnnl.so.2 (torch.__config__.show() reports "MKL-DNN v2.6.3", the
 #    version of Debian's libdnnl2, which tapegpt loads too); each side
@@ -179,6 +181,10 @@ elif [[ "$dnnl_isa" == none ]]; then tapegpt_bf16_missing="$TAPEGPT was built wi
 fi
 tapegpt_bf16=0
 (( bf16 )) && [[ -z "$tapegpt_bf16_missing" ]] && tapegpt_bf16=1
+# On AMX tapegpt's bf16 row runs on its default (--precision auto), so the
+# run also shows that auto picks bf16 there; BF16_ANYWAY=1 has to ask.
+bf16_flag=()
+(( amx )) || bf16_flag=(--precision bf16)
 if (( amx && ! has_precision )); then
   echo "bench.sh: $TAPEGPT has no --precision flag, which the bf16 row needs on this AMX machine: rebuild it" >&2
   exit 1
@@ -229,7 +235,7 @@ run_side() {
     torch) record "torch-$shape" torch_bench "${common[@]}" --sample-tokens "$SAMPLE_TOKENS" ;;
     torch-bf16) record "torch-bf16-$shape" torch_bench "${common[@]}" --sample-tokens 0 --autocast-bf16 ;;
     tapegpt-bf16) record "tapegpt-bf16-$shape" tapegpt bench "${common[@]}" --json --sample-tokens 0 --no-profile \
-                    --precision bf16 ;;
+                    "${bf16_flag[@]}" ;;
   esac
 }
 

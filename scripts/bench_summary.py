@@ -8,7 +8,8 @@ of the sgemm rate, optimizer shares, memory, sampling speed, tapegpt's
 per-kernel profile, and the bf16 steps (PyTorch under bf16 autocast, tapegpt
 --precision bf16) against each other and against float32, each as a share
 of oneDNN's bf16 matmul rate; or the line saying why bf16 speed was not
-measured. Medians over rounds; a speed-up is the other side's step time
+measured; then issue 22's targets, met or missed (scripts/bench_targets.py).
+Medians over rounds; a speed-up is the other side's step time
 over tapegpt's. bf16 figures from a CPU without AMX-BF16 (BF16_ANYWAY=1)
 are each labelled "no AMX: not a result".
 
@@ -20,6 +21,8 @@ import os
 import re
 import statistics
 import sys
+
+from bench_targets import issue22_targets, targets_markdown
 
 PROFILE_ORDER = ["matmul", "attention", "layernorm", "gelu", "softmax", "embedding", "optimizer"]
 NOT_A_RESULT = "no AMX: not a result"
@@ -130,7 +133,7 @@ def summarise(args):
         problems.append(f"tapegpt's float32 rows ran {t_rows[0].get('precision')}: "
                         f"{t_rows[0].get('precision_reason', 'no reason given')}")
     if any(r.get("precision") != "bf16" for r in tb_rows):
-        problems.append(f"tapegpt --precision bf16 ran {tb_rows[0].get('precision')}: "
+        problems.append(f"tapegpt's bf16 rows ran {tb_rows[0].get('precision')}: "
                         f"{tb_rows[0].get('precision_reason', 'no reason given')}")
     fair["fair"] = bool(p_rows) and not problems
     fair["problems"] = problems
@@ -145,6 +148,11 @@ def summarise(args):
         amx=bool(args.amx), measured=bool(args.amx) and bf16_rows, note=args.bf16_note or None,
         label=None if args.amx or not bf16_rows else NOT_A_RESULT,
         tapegpt_missing=args.tapegpt_bf16_missing,
+        # On AMX tapegpt's bf16 rows run on the default, --precision auto:
+        # what it chose there is the issue's "trains in bf16 by default".
+        tapegpt_default=dict(precisions=sorted({r.get("precision", "fp32") for r in tb_rows}),
+                             auto=all(r.get("precision_reason", "").startswith("auto") for r in tb_rows))
+        if tb_rows else None,
         tapegpt_precision=sorted({f"{r.get('precision')} ({r.get('precision_reason', 'no reason given')})"
                                   for r in tb_rows}),
         rate_gflops=tg_bf16 if tg_bf16 is not None else pt_bf16,
@@ -218,6 +226,7 @@ def summarise(args):
         if ratios:
             row["bf16_speedups"] = dict(ratios, label=s["bf16"]["label"])
         s["shapes"][sh] = row
+    s["targets"] = issue22_targets(s)
     return s
 
 
@@ -262,7 +271,7 @@ def bf16_markdown(s):
     if b["tapegpt_missing"]:
         L += [f"tapegpt bf16: not run ({b['tapegpt_missing']}).", ""]
     if b["tapegpt_precision"]:
-        L += [f"tapegpt `--precision bf16` ran: {'; '.join(b['tapegpt_precision'])}.", ""]
+        L += [f"tapegpt's bf16 rows ran: {'; '.join(b['tapegpt_precision'])}.", ""]
     L += ["| shape | status | tapegpt bf16 ms/step | PyTorch bf16 autocast ms/step | tapegpt bf16 vs PyTorch autocast "
           "| per round | tapegpt bf16 vs PyTorch fp32 | tapegpt bf16 vs tapegpt fp32 | PyTorch autocast vs PyTorch fp32 "
           "| model GFLOP/s tapegpt bf16 / PyTorch autocast | % of oneDNN bf16 rate tapegpt bf16 / PyTorch autocast "
@@ -280,6 +289,7 @@ def bf16_markdown(s):
                  f"| {x('tapegpt_bf16_vs_tapegpt_fp32')} | {x('torch_bf16_vs_torch_fp32')} "
                  f"| {fmt(a and a['model_gflops'], '.1f')} / {fmt(c and c['model_gflops'], '.1f')} "
                  f"| {pct(a)} / {pct(c)} | {fmt(a and a['peak_rss_mib'])} / {fmt(c and c['peak_rss_mib'])} |")
+    L += targets_markdown(s["targets"])
     L += ["", "A ratio \"X vs Y\" is Y's step time over X's (above 1: X is faster). The bf16 rows time the step only: "
           "forward and loss in bf16 (PyTorch: under torch.autocast(\"cpu\", dtype=torch.bfloat16)), backward, clip "
           "and AdamW as in float32."]

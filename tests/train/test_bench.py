@@ -7,7 +7,9 @@ only where the CPU has AMX-BF16, and
 baseline (same OpenBLAS file, build, core and threads on both sides; the
 same oneDNN file where bf16 runs), with the bf16 sides timed only on a CPU
 with AMX-BF16 (elsewhere the line saying bf16 speed was not measured, and
-under BF16_ANYWAY=1 the bf16 rows labelled "no AMX: not a result"), and
+under BF16_ANYWAY=1 the bf16 rows labelled "no AMX: not a result"), with
+issue 22's targets judged (scripts/bench_targets.py: met or missed on AMX,
+only labelled elsewhere), and
 `scripts/bench_time_to_loss.sh --quick` runs its four trainings end to end.
 Timings are not checked: only that they are there and positive.
 Run by CTest as: test_bench.py PATH/TO/tapegpt
@@ -24,6 +26,8 @@ import unittest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 import no_skip  # noqa: E402
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from bench_targets import issue22_targets  # noqa: E402
 
 TAPEGPT = None
 TINY = ["--shape", "S", "--block-size", "16", "--batch-size", "2", "--steps", "1", "--warmup", "0",
@@ -40,6 +44,11 @@ def bench(*args):
 def cpu_has_amx_bf16():
     with open("/proc/cpuinfo") as f:
         return "amx_bf16" in next((line.split() for line in f if line.startswith("flags")), [])
+
+
+def s_md(tmp):
+    with open(os.path.join(tmp, "summary.md")) as f:
+        return f.read()
 
 
 def jsonl(path):
@@ -149,6 +158,52 @@ class Bench(unittest.TestCase):
         else:  # a binary from before --precision: PyTorch's side alone
             self.assertNotIn("tapegpt_bf16", row)
             self.assertIn("no --precision", s["bf16"]["tapegpt_missing"])
+            return
+        # Issue 22's targets: judged on AMX (where the bf16 row ran on the
+        # default, so auto must have picked bf16); elsewhere only labelled.
+        targets = {t["target"]: t for t in s["targets"]}
+        default = targets["`--precision auto` (the default) trains in bf16"]
+        speed_s = targets["S: tapegpt bf16 vs PyTorch bf16 autocast ≥ 1.5×"]
+        self.assertTrue(speed_s["measured"].endswith("×"))
+        if label is None:
+            self.assertEqual(default["status"], "met", default)
+            self.assertIn(speed_s["status"], ("met", "missed"))
+        else:
+            self.assertEqual((default["status"], speed_s["status"]), (label, label))
+            self.assertTrue(tb["precision_reason"].startswith("asked for"), tb["precision_reason"])
+        self.assertEqual(targets["G: tapegpt bf16 peak RSS below tapegpt float32's"]["status"], "not run")  # --quick: S only
+        self.assertIn("\nIssue 22's targets (bf16 on AMX, this run):\n", s_md(tmp))
+
+    def test_issue22_targets_verdicts(self):
+        """scripts/bench_targets.py judges each target from a summary: met at
+        or above it, missed below, not run without the rows, and only the
+        label, no verdict, for bf16 rows timed without AMX."""
+        def summary(label, s_ratio, g_bf16_rss, precisions=("bf16",), auto=True):
+            sp = lambda m: dict(median=m, rounds=[m])
+            return dict(bf16=dict(label=label, tapegpt_default=dict(precisions=list(precisions), auto=auto)),
+                        shapes=dict(S=dict(bf16_speedups=dict(tapegpt_bf16_vs_torch_bf16=sp(s_ratio))),
+                                    G=dict(tapegpt=dict(peak_rss_mib=2000.0),
+                                           tapegpt_bf16=dict(peak_rss_mib=g_bf16_rss, share_of_bf16_rate=0.49),
+                                           bf16_speedups=dict(tapegpt_bf16_vs_torch_fp32=sp(6.0)))))
+
+        def verdicts(s):
+            return {t["target"]: (t["measured"], t["status"]) for t in issue22_targets(s)}
+        v = verdicts(summary(None, 1.5, 1999.0))
+        self.assertEqual(v["`--precision auto` (the default) trains in bf16"], ("bf16 (chosen by auto)", "met"))
+        self.assertEqual(v["S: tapegpt bf16 vs PyTorch bf16 autocast ≥ 1.5×"], ("1.50×", "met"))
+        self.assertEqual(v["M: tapegpt bf16 vs PyTorch bf16 autocast ≥ 2.0×"], (None, "not run"))
+        self.assertEqual(v["G: tapegpt bf16 vs PyTorch float32 ≥ 6.0×"], ("6.00×", "met"))
+        self.assertEqual(v["G: tapegpt bf16 model FLOP rate ≥ 50% of oneDNN's bf16 matmul rate"], ("49%", "missed"))
+        self.assertEqual(v["G: tapegpt bf16 peak RSS below tapegpt float32's"], ("1999 MiB vs 2000 MiB", "met"))
+        v = verdicts(summary(None, 1.49, 2000.0, precisions=("fp32",)))
+        self.assertEqual(v["`--precision auto` (the default) trains in bf16"], ("fp32 (chosen by auto)", "missed"))
+        self.assertEqual(v["S: tapegpt bf16 vs PyTorch bf16 autocast ≥ 1.5×"][1], "missed")
+        self.assertEqual(v["G: tapegpt bf16 peak RSS below tapegpt float32's"][1], "missed")
+        self.assertEqual(verdicts(summary(None, 2.0, 1.0, auto=False))[
+            "`--precision auto` (the default) trains in bf16"][1], "missed")  # asked for bf16: not the default
+        v = verdicts(summary("no AMX: not a result", 9.0, 1.0))
+        self.assertEqual(v["S: tapegpt bf16 vs PyTorch bf16 autocast ≥ 1.5×"], ("9.00×", "no AMX: not a result"))
+        self.assertEqual(v["M: tapegpt bf16 vs PyTorch float32 ≥ 3.5×"], (None, "not run"))
 
     def test_bench_script_quick(self):
         if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode != 0:

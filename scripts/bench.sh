@@ -76,8 +76,9 @@
 #    float32 rows').
 #  - Alternation. Each round measures OpenBLAS's own sgemm rate (tapegpt
 #    bench --sgemm-rate, and torch.mm as a check) and oneDNN's bf16 matmul
-#    rate (tapegpt bench --bf16-rate, and torch.mm in bfloat16 as a check;
-#    where bf16 runs), then each shape with each side back to back (tapegpt,
+#    rate where bf16 runs: the best of tapegpt bench --bf16-rate (tapegpt's
+#    kernels and oneDNN's own whole calls) and torch.mm in bfloat16, so no
+#    slow reference flatters a step's share of it; then each shape with each side back to back (tapegpt,
 #    PyTorch, PyTorch bf16 autocast, tapegpt bf16), the order rotated by one
 #    every round, so a change in the machine's load hits all sides alike.
 set -euo pipefail
@@ -185,6 +186,8 @@ tapegpt_bf16=0
 # run also shows that auto picks bf16 there; BF16_ANYWAY=1 has to ask.
 bf16_flag=()
 (( amx )) || bf16_flag=(--precision bf16)
+bf16_rate_anyway=()
+(( bf16 && ! amx )) && [[ "$bench_help" == *--without-amx* ]] && bf16_rate_anyway=(--without-amx)
 if (( amx && ! has_precision )); then
   echo "bench.sh: $TAPEGPT has no --precision flag, which the bf16 row needs on this AMX machine: rebuild it" >&2
   exit 1
@@ -243,7 +246,8 @@ for round in $(seq "$ROUNDS"); do
   echo "round $round of $ROUNDS ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))" >&2
   record sgemm-tapegpt tapegpt bench --sgemm-rate --json
   (( have_torch )) && record sgemm-torch torch_bench --sgemm-rate
-  record bf16-rate-tapegpt tapegpt bench --bf16-rate --json  # on a CPU without AMX: the ISA only, nothing timed
+  # On a CPU without AMX: the ISA only, nothing timed (BF16_ANYWAY=1: timed, labelled).
+  record bf16-rate-tapegpt tapegpt bench --bf16-rate --json "${bf16_rate_anyway[@]}"
   (( have_torch && bf16 )) && record bf16-rate-torch torch_bench --bf16-mm-rate
   for shape in $SHAPES; do
     for i in "${!sides[@]}"; do

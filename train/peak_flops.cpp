@@ -80,12 +80,23 @@ std::vector<Bf16Rate> measure_bf16_rates(int reps) {
         [&] { kernels::linear_forward_bf16(out.data(), binp.data(), bw.data(), nullptr, N, IC, OC); },
         [&] { kernels::linear_backward_bf16(dinp.data(), nullptr, bdout.data(), binp.data(), bw.data(), N, IC, OC); },
         [&] { kernels::linear_backward_bf16(nullptr, dw.data(), bdout.data(), binp.data(), bw.data(), N, IC, OC); }};
+    const std::function<void()> whole[3] = {
+        [&] { kernels::linear_forward_bf16_whole_call(out.data(), binp.data(), bw.data(), nullptr, N, IC, OC); },
+        [&] {
+          kernels::linear_backward_bf16_whole_call(dinp.data(), nullptr, bdout.data(), binp.data(), bw.data(), N, IC,
+                                                   OC);
+        },
+        [&] {
+          kernels::linear_backward_bf16_whole_call(nullptr, dw.data(), bdout.data(), binp.data(), bw.data(), N, IC,
+                                                   OC);
+        }};
     const std::function<void()> fp32[3] = {
         [&] { kernels::linear_forward(out.data(), inp.data(), w.data(), nullptr, N, IC, OC); },
         [&] { kernels::linear_backward(dinp.data(), nullptr, nullptr, dout.data(), inp.data(), w.data(), N, IC, OC); },
         [&] { kernels::linear_backward(nullptr, dw.data(), nullptr, dout.data(), inp.data(), w.data(), N, IC, OC); }};
     for (int form = 0; form < 3; ++form) {
       r.bf16_flops[form] = flops / median_seconds(bf16[form], reps);
+      r.bf16_whole_call_flops[form] = flops / median_seconds(whole[form], reps);
       r.fp32_flops[form] = flops / median_seconds(fp32[form], reps);
     }
   }

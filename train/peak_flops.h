@@ -27,7 +27,8 @@ std::vector<SgemmRate> measure_sgemm_rates(const std::vector<int>& sizes = {1024
 
 // `tapegpt bench --bf16-rate` (issue 22): one linear layer's three matmuls
 // (forward inp·Wᵀ, input gradient dout·W, weight gradient doutᵀ·inp), each
-// 2·rows·IC·OC FLOPs, through the bf16 kernels (oneDNN, bf16.h) and through
+// 2·rows·IC·OC FLOPs, through the bf16 kernels (oneDNN in pieces, bf16.h),
+// through oneDNN's own whole calls (the *_whole_call reference) and through
 // the float32 ones (OpenBLAS sgemm), median of `reps` calls after one
 // untimed call each. Meaningful only where oneDNN runs on AMX
 // (kernels::amx_bf16_usable()): elsewhere the caller reports that instead.
@@ -35,6 +36,7 @@ struct Bf16Rate {
   std::string layer;  // e.g. "GPT-2 qkv"
   int64_t rows = 0, IC = 0, OC = 0;
   double bf16_flops[3] = {};  // forward, input gradient, weight gradient: FLOP/s
+  double bf16_whole_call_flops[3] = {};
   double fp32_flops[3] = {};
 };
 // The layers of issue 22's measurement: GPT-2 small's qkv, MLP up and down

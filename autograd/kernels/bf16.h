@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace kernels {
 
@@ -71,6 +72,18 @@ void linear_forward_bf16_rounding(float* out, const float* inp, uint16_t* inp_bf
 void linear_backward_bf16(float* dinp, float* dweight, const uint16_t* dout, const uint16_t* inp,
                           const uint16_t* weight, int64_t N, int64_t IC, int64_t OC);
 
+// ---- oneDNN's own rate, for `tapegpt bench --bf16-rate` only
+// The same products, each one oneDNN call on the whole matrices in plain
+// layouts on oneDNN's own threads (OpenMP's team), as issue 22 measured
+// oneDNN: the reference the pieces above are measured against, since
+// oneDNN may pick another implementation for a piece (a piece of a wider
+// matrix has strided rows). Their bits depend on the thread count: never
+// for training.
+void linear_forward_bf16_whole_call(float* out, const uint16_t* inp, const uint16_t* weight, const float* bias,
+                                    int64_t N, int64_t IC, int64_t OC);
+void linear_backward_bf16_whole_call(float* dinp, float* dweight, const uint16_t* dout, const uint16_t* inp,
+                                     const uint16_t* weight, int64_t N, int64_t IC, int64_t OC);
+
 // ---- what runs the bf16 matmuls here ------------------------------------------
 // Whether the matmuls above can run: this build has oneDNN and oneDNN makes
 // a bf16 matmul on this CPU (AVX-512 or better, as capped by ONEDNN_MAX_CPU_ISA).
@@ -81,6 +94,13 @@ std::string dnnl_version();
 // ("avx512_core_amx", "avx512_core_bf16", "avx2", ...; capped by that
 // variable), or "none" without oneDNN.
 std::string dnnl_effective_isa();
+// The oneDNN implementations the bf16 matmuls above have run in this
+// process, distinct and sorted, as oneDNN names them (impl_info_str, the
+// name ONEDNN_VERBOSE prints: "brg:avx512_core_bf16" on a Zen 4, a name
+// with "amx" in it on AMX); empty before the first call or without oneDNN.
+std::vector<std::string> bf16_matmul_kernels();
+// The same for the whole calls above.
+std::vector<std::string> bf16_whole_call_kernels();
 // CPUID says the CPU has AMX-BF16 (and AMX tiles).
 bool cpu_has_amx_bf16();
 // The kernel lets this process use AMX tile data (Linux arch_prctl

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <vector>
 
 #include "autograd/base/check.h"
@@ -64,11 +66,29 @@ struct ThreadGemms {
   std::vector<std::unique_ptr<Gemm>> made;
 };
 
+// The implementations oneDNN chose for the primitives made so far, one set
+// for the pieces (bf16_matmul_kernels) and one for the whole calls
+// (bf16_whole_call_kernels): filled when a primitive is made, which is rare.
+struct KernelNames {
+  std::mutex mutex;
+  std::set<std::string> names;
+
+  void add(const std::string& name) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    names.insert(name);
+  }
+  std::vector<std::string> list() {
+    const std::lock_guard<std::mutex> lock(mutex);
+    return {names.begin(), names.end()};
+  }
+};
+KernelNames piece_kernels, whole_call_kernels;
+
 dnnl::memory::dims strides_of(bool transposed, int64_t ld) {
   return transposed ? dnnl::memory::dims{1, ld} : dnnl::memory::dims{ld, 1};
 }
 
-Gemm& gemm_for(ThreadGemms& t, const GemmShape& s) {
+Gemm& gemm_for(ThreadGemms& t, const GemmShape& s, KernelNames& kernels_made) {
   for (const auto& g : t.made)
     if (g->shape == s) return *g;
   using dt = dnnl::memory::data_type;
@@ -86,6 +106,7 @@ Gemm& gemm_for(ThreadGemms& t, const GemmShape& s) {
   const dnnl::matmul::desc desc = s.bias ? dnnl::matmul::desc(a_md, b_md, bias_md, c_md)
                                          : dnnl::matmul::desc(a_md, b_md, c_md);
   const dnnl::matmul::primitive_desc pd(desc, attr, t.engine);
+  kernels_made.add(pd.impl_info_str());
   auto g = std::make_unique<Gemm>();
   g->shape = s;
   g->prim = dnnl::matmul(pd);
@@ -105,11 +126,8 @@ Gemm& gemm_for(ThreadGemms& t, const GemmShape& s) {
   return *t.made.back();
 }
 
-// One oneDNN call on the calling thread, on one thread.
-void gemm_one_thread(const GemmShape& s, const uint16_t* A, const uint16_t* B, const float* bias, float* C) {
-  const OneThread one;
-  thread_local ThreadGemms t;
-  Gemm& g = gemm_for(t, s);
+void execute(ThreadGemms& t, Gemm& g, const uint16_t* A, const uint16_t* B, const float* bias, float* C) {
+  const GemmShape& s = g.shape;
   // oneDNN's handles are not const; it only reads A, B and the bias.
   TG_CHECK(dnnl_memory_set_data_handle(g.a.get(), const_cast<uint16_t*>(A)) == dnnl_success);
   TG_CHECK(dnnl_memory_set_data_handle(g.b.get(), const_cast<uint16_t*>(B)) == dnnl_success);
@@ -117,6 +135,20 @@ void gemm_one_thread(const GemmShape& s, const uint16_t* A, const uint16_t* B, c
   if (s.bias) TG_CHECK(dnnl_memory_set_data_handle(g.bias.get(), const_cast<float*>(bias)) == dnnl_success);
   TG_CHECK(dnnl_primitive_execute(g.prim.get(), t.stream.get(), g.nargs, g.args) == dnnl_success);
   TG_CHECK(dnnl_stream_wait(t.stream.get()) == dnnl_success);
+}
+
+// One oneDNN call on the calling thread, on one thread.
+void gemm_one_thread(const GemmShape& s, const uint16_t* A, const uint16_t* B, const float* bias, float* C) {
+  const OneThread one;
+  thread_local ThreadGemms t;
+  execute(t, gemm_for(t, s, piece_kernels), A, B, bias, C);
+}
+
+// One oneDNN call on the whole product, on oneDNN's own threads (as many as
+// OpenMP's team): the reference for `tapegpt bench --bf16-rate`.
+void gemm_whole(const GemmShape& s, const uint16_t* A, const uint16_t* B, const float* bias, float* C) {
+  thread_local ThreadGemms t;
+  execute(t, gemm_for(t, s, whole_call_kernels), A, B, bias, C);
 }
 
 // Pieces a dimension of `dim` is cut into, as matmul.cpp's sgemm pieces: at
@@ -188,6 +220,17 @@ void linear_backward_bf16(float* dinp, float* dweight, const uint16_t* dout, con
   if (dweight) gemm_split({true, false, OC, IC, N, OC, IC, IC, false, true}, dout, inp, nullptr, dweight);
 }
 
+void linear_forward_bf16_whole_call(float* out, const uint16_t* inp, const uint16_t* weight, const float* bias,
+                                    int64_t N, int64_t IC, int64_t OC) {
+  gemm_whole({false, true, N, OC, IC, IC, IC, OC, bias != nullptr, false}, inp, weight, bias, out);
+}
+
+void linear_backward_bf16_whole_call(float* dinp, float* dweight, const uint16_t* dout, const uint16_t* inp,
+                                     const uint16_t* weight, int64_t N, int64_t IC, int64_t OC) {
+  if (dinp) gemm_whole({false, false, N, IC, OC, OC, IC, IC, false, true}, dout, weight, nullptr, dinp);
+  if (dweight) gemm_whole({true, false, OC, IC, N, OC, IC, IC, false, true}, dout, inp, nullptr, dweight);
+}
+
 bool bf16_matmul_available() {
   // Asked once: whether oneDNN makes a bf16 matmul here at all (2.6 has
   // none below AVX-512, nor a reference one: "could not create a primitive
@@ -214,6 +257,9 @@ std::string dnnl_version() {
 
 std::string dnnl_effective_isa() { return isa_name(dnnl::get_effective_cpu_isa()); }
 
+std::vector<std::string> bf16_matmul_kernels() { return piece_kernels.list(); }
+std::vector<std::string> bf16_whole_call_kernels() { return whole_call_kernels.list(); }
+
 #else  // built without oneDNN: float32 only
 
 void linear_forward_bf16(float*, const uint16_t*, const uint16_t*, const float*, int64_t, int64_t, int64_t) {
@@ -226,6 +272,16 @@ void linear_backward_bf16(float*, float*, const uint16_t*, const uint16_t*, cons
 bool bf16_matmul_available() { return false; }
 std::string dnnl_version() { return "none"; }
 std::string dnnl_effective_isa() { return "none"; }
+void linear_forward_bf16_whole_call(float*, const uint16_t*, const uint16_t*, const float*, int64_t, int64_t,
+                                    int64_t) {
+  TG_CHECK(!"bf16 matmul called in a build without oneDNN (ask bf16_matmul_available() first)");
+}
+void linear_backward_bf16_whole_call(float*, float*, const uint16_t*, const uint16_t*, const uint16_t*, int64_t,
+                                     int64_t, int64_t) {
+  TG_CHECK(!"bf16 matmul called in a build without oneDNN (ask bf16_matmul_available() first)");
+}
+std::vector<std::string> bf16_matmul_kernels() { return {}; }
+std::vector<std::string> bf16_whole_call_kernels() { return {}; }
 
 #endif
 

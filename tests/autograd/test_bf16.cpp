@@ -277,6 +277,35 @@ TEST_CASE("bf16 linear kernels are exact where float32 sums are", "[bf16][bf16-m
   }
 }
 
+TEST_CASE("oneDNN's whole calls, bench --bf16-rate's reference, are exact where float32 sums are",
+          "[bf16][bf16-matmul]") {
+  if (!have_bf16_matmul()) return;
+  tg::Rng rng(41);
+  const int64_t N = 200, IC = 250, OC = 240;  // sums of at most 250 terms (Note [bf16 bounds])
+  const Vec x = exact_sum_operands(N * IC, rng), w = exact_sum_operands(OC * IC, rng),
+            dout = exact_sum_operands(N * OC, rng), b = exact_sum_addends(OC, rng),
+            dx0 = exact_sum_addends(N * IC, rng), dw0 = exact_sum_addends(OC * IC, rng);
+  const auto bx = to_bf16(testing::to_float(x)), bw = to_bf16(testing::to_float(w)),
+             bdout = to_bf16(testing::to_float(dout));
+  const FVec fb = testing::to_float(b);
+  LinearResults got{FVec(N * OC), testing::to_float(dx0), testing::to_float(dw0)};
+  kernels::linear_forward_bf16_whole_call(got.out.data(), bx.data(), bw.data(), fb.data(), N, IC, OC);
+  kernels::linear_backward_bf16_whole_call(got.dinp.data(), got.dweight.data(), bdout.data(), bx.data(), bw.data(), N,
+                                           IC, OC);
+  Vec out(N * OC), dx(dx0), dw(dw0);
+  ref::linear_forward_bf16(out.data(), x.data(), w.data(), b.data(), N, IC, OC);
+  ref::linear_backward_bf16(dx.data(), dw.data(), dout.data(), x.data(), w.data(), N, IC, OC);
+  require_equal(got.out, out, "whole-call bf16 linear out");
+  require_equal(got.dinp, dx, "whole-call bf16 linear dinp");
+  require_equal(got.dweight, dw, "whole-call bf16 linear dweight");
+  // Both sets of oneDNN implementations are named (bench's JSON reports them).
+  kernels::linear_forward_bf16(got.out.data(), bx.data(), bw.data(), fb.data(), N, IC, OC);
+  for (const auto& names : {kernels::bf16_matmul_kernels(), kernels::bf16_whole_call_kernels()}) {
+    REQUIRE_FALSE(names.empty());
+    for (const std::string& name : names) CHECK_FALSE(name.empty());
+  }
+}
+
 TEST_CASE("oneDNN's instruction set and AMX are reported", "[bf16][bf16-matmul]") {
   const std::string isa = kernels::dnnl_effective_isa();
   if (isa == "none" && !have_bf16_matmul()) return;

@@ -28,6 +28,7 @@ sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 import no_skip  # noqa: E402
 sys.path.insert(0, os.path.join(REPO, "scripts"))
 from bench_targets import issue22_targets  # noqa: E402
+from bench_summary import med  # noqa: E402
 
 TAPEGPT = None
 TINY = ["--shape", "S", "--block-size", "16", "--batch-size", "2", "--steps", "1", "--warmup", "0",
@@ -95,9 +96,18 @@ class Bench(unittest.TestCase):
                              f"(oneDNN runs {r['dnnl_isa']})")
         elif r["amx_bf16"]:
             self.assertIn("amx", r["dnnl_isa"])
-            self.assertEqual(len(r["layers"]), 5)
-            self.assertTrue(all(g > 0 for layer in r["layers"] for g in layer["bf16_gflops"] + layer["fp32_gflops"]))
-            self.assertGreater(r["bf16_rate_gflops"], 0)
+            self.check_bf16_rates(r)
+        if not r["amx_bf16"] and r["dnnl_isa"].startswith("avx512_core"):
+            # --without-amx: the same measurement (the code an AMX machine runs), labelled.
+            m = json.loads(bench("--bf16-rate", "--without-amx", "--json", "--threads", "2"))
+            self.assertEqual((m["label"], m["not_measured"]), ("no AMX: not a result", r["not_measured"]))
+            self.check_bf16_rates(m)
+            text = bench("--bf16-rate", "--without-amx", "--threads", "2")
+            self.assertIn("every figure below: no AMX: not a result", text)
+            self.assertIn("oneDNN's whole calls", text)
+        p = subprocess.run([TAPEGPT, "bench", "--without-amx"], capture_output=True, text=True)
+        self.assertEqual((p.returncode, p.stderr.strip()),
+                         (2, "tapegpt bench: error: --without-amx goes with --bf16-rate only"))
         text = bench("--bf16-rate", "--threads", "2")
         self.assertIn(f"effective ISA {r['dnnl_isa']}", text)
         self.assertIn("bf16 speed not measured here" if not r["amx_bf16"] else "GFLOP/s", text)
@@ -110,6 +120,20 @@ class Bench(unittest.TestCase):
         p = subprocess.run([TAPEGPT, "bench", "--bf16-rate", "--shape", "G"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
         self.assertIn("drop --shape", p.stderr)
+
+    def check_bf16_rates(self, r):
+        """A measured --bf16-rate JSON: every layer's three forms through
+        tapegpt's kernels, oneDNN's whole calls and float32; the reference
+        rate the larger of the two bf16 ones; the oneDNN kernels each ran."""
+        self.assertEqual(len(r["layers"]), 5)
+        self.assertTrue(all(g > 0 for layer in r["layers"]
+                            for g in layer["bf16_gflops"] + layer["bf16_whole_call_gflops"] + layer["fp32_gflops"]))
+        self.assertGreater(r["tapegpt_bf16_rate_gflops"], 0)
+        self.assertGreater(r["onednn_whole_call_rate_gflops"], 0)
+        self.assertAlmostEqual(r["bf16_rate_gflops"],
+                               max(r["tapegpt_bf16_rate_gflops"], r["onednn_whole_call_rate_gflops"]), delta=0.011)
+        for key in ("dnnl_kernels", "dnnl_whole_call_kernels"):
+            self.assertTrue(r[key] and all(k for k in r[key]), r[key])
 
     def run_bench_script(self, tmp, **extra_env):
         env = dict(os.environ, TAPEGPT=TAPEGPT, THREADS="2", STEPS="1", WARMUP="0", SAMPLE_TOKENS="4", **extra_env)
@@ -147,6 +171,13 @@ class Bench(unittest.TestCase):
         self.assertGreater(row["bf16_speedups"]["torch_bf16_vs_torch_fp32"]["median"], 0)
         self.assertEqual(s["bf16"]["label"], label)
         self.assertGreater(s["bf16"]["rate_gflops"], 0)
+        if label is None or "--without-amx" in bench("--help"):  # tapegpt's rates too: the reference is the best
+            b = s["bf16"]
+            self.assertGreater(b["tapegpt_pieces_rate_gflops"], 0)
+            self.assertTrue(b["tapegpt_kernels"] and b["onednn_whole_call_kernels"])
+            self.assertEqual(b["rate_gflops"], max(b["tapegpt_rate_gflops"], b["torch_mm_rate_gflops"]))
+            self.assertGreaterEqual(b["tapegpt_rate_gflops"] + 0.011,
+                                    max(b["tapegpt_pieces_rate_gflops"], b["onednn_whole_call_rate_gflops"]))
         self.assertEqual(s["fairness"]["torch"]["dnnl_libs"], [s["fairness"]["tapegpt"]["dnnl_lib"]])
         if "--precision" in bench("--help"):
             (tb,) = jsonl(os.path.join(tmp, "raw", "tapegpt-bf16-S.jsonl"))
@@ -173,6 +204,11 @@ class Bench(unittest.TestCase):
             self.assertTrue(tb["precision_reason"].startswith("asked for"), tb["precision_reason"])
         self.assertEqual(targets["G: tapegpt bf16 peak RSS below tapegpt float32's"]["status"], "not run")  # --quick: S only
         self.assertIn("\nIssue 22's targets (bf16 on AMX, this run):\n", s_md(tmp))
+
+    def test_summary_medians_skip_nulls(self):
+        # bench.sh's default 3 rounds on a CPU without AMX: three null bf16 rates.
+        self.assertIsNone(med([{"r": None}] * 3, "r"))
+        self.assertEqual(med([{"r": 1.0}, {"r": None}, {"r": 3.0}, {}], "r"), 2.0)
 
     def test_issue22_targets_verdicts(self):
         """scripts/bench_targets.py judges each target from a summary: met at

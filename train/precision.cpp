@@ -8,14 +8,18 @@ namespace train {
 
 namespace {
 
-// Issue 22's measurement of oneDNN 2.6.3's bf16 matmuls against OpenBLAS's
-// sgemm at GPT shapes, on an Intel Xeon with oneDNN capped to each
-// instruction set; other CPUs differ (an AMD Zen 4 did better), so the
-// user is pointed at the measurement.
+// What oneDNN 2.6.3's bf16 matmuls were measured at against OpenBLAS's
+// sgemm at GPT shapes: issue 22's Intel Xeon with oneDNN capped to each
+// instruction set, and BENCHMARKS.md's AMD Zen 4 (`tapegpt bench
+// --bf16-rate --without-amx`), where AVX512_BF16 ran about 2x sgemm. CPUs
+// differ, so the user is pointed at the measurement.
+const char* kMeasureThisCpu = "`tapegpt bench --bf16-rate --without-amx` measures this CPU";
+
 std::string expected_speed(const std::string& isa) {
-  const std::string measure = " on an Intel Xeon; `tapegpt bench --precision bf16` measures this CPU";
-  if (isa == "avx512_core_bf16") return "matmuls at about 0.6-0.7x float32's rate" + measure;
-  return "matmuls at about 0.2x float32's rate (bf16 emulated)" + measure;
+  if (isa == "avx512_core_bf16")
+    return std::string("matmuls at about 0.6-0.7x float32's rate on an Intel Xeon, about 2x on an AMD Zen 4; ") +
+           kMeasureThisCpu;
+  return std::string("matmuls at about 0.2x float32's rate on an Intel Xeon (bf16 emulated); ") + kMeasureThisCpu;
 }
 
 }  // namespace
@@ -30,7 +34,8 @@ PrecisionChoice choose_precision(const std::string& requested, const std::string
       c.precision = nn::Precision::Bf16;
       c.reason = "auto: AMX-BF16 usable (oneDNN " + kernels::dnnl_version() + " runs " + isa + ")";
     } else if (!kernels::cpu_has_amx_bf16()) {
-      c.reason = "auto: this CPU has no AMX-BF16, where bf16 matmuls would be slower than float32";
+      c.reason = std::string("auto: this CPU has no AMX-BF16, so float32; --precision bf16 may be faster all the same: ") +
+                 kMeasureThisCpu;
     } else {
       c.reason = "auto: the CPU has AMX-BF16 but " +
                  std::string(kernels::dnnl_version() == "none" ? "this build has no oneDNN (libdnnl-dev)"

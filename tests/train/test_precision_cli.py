@@ -139,6 +139,7 @@ class PrecisionCli(unittest.TestCase):
             self.assertRegex(text, r"precision: (bf16 \(auto: AMX-BF16 usable|fp32 \(auto: the CPU has AMX-BF16 but)")
         else:
             self.assertIn("precision: fp32 (auto: this CPU has no AMX-BF16", text)
+            self.assertIn("`tapegpt bench --bf16-rate --without-amx` measures this CPU)", text)  # the way to know
         bench = json.loads(run("bench", "--shape", "S", "--block-size", "8", "--batch-size", "1", "--steps", "1",
                                "--warmup", "0", "--sample-tokens", "2", "--json", "--threads", "2").stdout)
         self.assertEqual(bench["precision"], "bf16" if "AMX-BF16 usable" in text else "fp32")

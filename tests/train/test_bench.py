@@ -68,7 +68,10 @@ class Bench(unittest.TestCase):
         self.assertEqual(set(r["profile_s"]),
                          {"matmul", "attention", "layernorm", "gelu", "softmax", "embedding", "optimizer"})
         self.assertTrue(all(v > 0 for v in r["profile_s"].values()))
+        self.assertGreater(r["sample_tokens_per_s"], 0)
         self.assertNotIn("profile_s", json.loads(bench(*TINY, "--json", "--no-profile", "--precision", "fp32")))
+        unsampled = json.loads(bench(*TINY[:-4], "--sample-tokens", "0", "--threads", "2", "--json", "--no-profile"))
+        self.assertIsNone(unsampled["sample_tokens_per_s"])  # not measured, not 0 tokens/s
 
     def test_sgemm_rate(self):
         r = json.loads(bench("--sgemm-rate", "--json", "--threads", "2"))

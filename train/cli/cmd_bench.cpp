@@ -40,6 +40,14 @@ std::string joined(const std::vector<std::string>& items, const char* separator)
   return out;
 }
 
+// A figure with two decimals, or null for one that was not measured.
+std::string json_number_or_null(bool measured, double value) {
+  if (!measured) return "null";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2f", value);
+  return text;
+}
+
 // A JSON array of plain names (oneDNN's implementation names: no quotes or
 // backslashes to escape).
 std::string json_strings(const std::vector<std::string>& names) {
@@ -257,14 +265,15 @@ int cmd_bench(int argc, char** argv) {
   if (r.count("json")) {
     std::printf("{\"shape\":\"%s\",\"batch\":%lld,\"T\":%lld,\"threads\":%d,\"step_s\":%.6f,\"tokens_per_s\":%.1f,"
                 "\"flops_per_token\":%.0f,\"matmul_flops_per_token\":%.0f,\"model_gflops\":%.2f,\"sgemm_peak_gflops\":%.2f,\"optimizer_s\":%.6f,"
-                "\"peak_rss_mib\":%.1f,\"sample_tokens_per_s\":%.2f,\"blas_core\":\"%s\","
+                "\"peak_rss_mib\":%.1f,\"sample_tokens_per_s\":%s,\"blas_core\":\"%s\","
                 "\"blas_build\":\"%s\",\"blas_split\":%s,\"precision\":\"%s\",\"precision_reason\":\"%s\","
                 "\"dnnl_isa\":\"%s\",\"dnnl_kernels\":%s",
                 get<std::string>(r, "shape").c_str(), static_cast<long long>(o.batch_size),
                 static_cast<long long>(o.model.block_size), omp_get_max_threads(), b.step_seconds, b.tokens_per_s,
                 flops_tok, 6.0 * static_cast<double>(nn::matmul_parameters(o.model)), b.model_flops_per_s / 1e9, b.sgemm_peak_flops / 1e9, b.optimizer_seconds,
                 mib(static_cast<double>(b.peak_rss_bytes)),
-                b.sample_tokens_per_s, kernels::blas_core_name(), kernels::blas_build_name(),
+                json_number_or_null(o.sample_tokens > 0, b.sample_tokens_per_s).c_str(), kernels::blas_core_name(),
+                kernels::blas_build_name(),
                 kernels::blas_split_in_kernels() ? "true" : "false", nn::precision_name(o.precision),
                 precision.reason.c_str(), kernels::dnnl_effective_isa().c_str(),
                 json_strings(kernels::bf16_matmul_kernels()).c_str());

@@ -204,31 +204,44 @@ const char* isa_name(dnnl::cpu_isa isa) {
   return "unknown";
 }
 
+// The linear layer's three products, each handed to `gemm` (gemm_split for
+// training, gemm_whole for bench's reference): one place for their shapes.
+using GemmFn = void (*)(const GemmShape&, const uint16_t*, const uint16_t*, const float*, float*);
+
+void linear_forward_with(GemmFn gemm, float* out, const uint16_t* inp, const uint16_t* weight, const float* bias,
+                         int64_t N, int64_t IC, int64_t OC) {
+  // out[N,OC] = inp[N,IC] · weight[OC,IC]ᵀ (+ bias)
+  gemm({false, true, N, OC, IC, IC, IC, OC, bias != nullptr, false}, inp, weight, bias, out);
+}
+
+void linear_backward_with(GemmFn gemm, float* dinp, float* dweight, const uint16_t* dout, const uint16_t* inp,
+                          const uint16_t* weight, int64_t N, int64_t IC, int64_t OC) {
+  // dinp[N,IC] += dout[N,OC] · weight[OC,IC]
+  if (dinp) gemm({false, false, N, IC, OC, OC, IC, IC, false, true}, dout, weight, nullptr, dinp);
+  // dweight[OC,IC] += dout[N,OC]ᵀ · inp[N,IC]
+  if (dweight) gemm({true, false, OC, IC, N, OC, IC, IC, false, true}, dout, inp, nullptr, dweight);
+}
+
 }  // namespace
 
 void linear_forward_bf16(float* out, const uint16_t* inp, const uint16_t* weight, const float* bias,
                          int64_t N, int64_t IC, int64_t OC) {
-  // out[N,OC] = inp[N,IC] · weight[OC,IC]ᵀ (+ bias)
-  gemm_split({false, true, N, OC, IC, IC, IC, OC, bias != nullptr, false}, inp, weight, bias, out);
+  linear_forward_with(gemm_split, out, inp, weight, bias, N, IC, OC);
 }
 
 void linear_backward_bf16(float* dinp, float* dweight, const uint16_t* dout, const uint16_t* inp,
                           const uint16_t* weight, int64_t N, int64_t IC, int64_t OC) {
-  // dinp[N,IC] += dout[N,OC] · weight[OC,IC]
-  if (dinp) gemm_split({false, false, N, IC, OC, OC, IC, IC, false, true}, dout, weight, nullptr, dinp);
-  // dweight[OC,IC] += dout[N,OC]ᵀ · inp[N,IC]
-  if (dweight) gemm_split({true, false, OC, IC, N, OC, IC, IC, false, true}, dout, inp, nullptr, dweight);
+  linear_backward_with(gemm_split, dinp, dweight, dout, inp, weight, N, IC, OC);
 }
 
 void linear_forward_bf16_whole_call(float* out, const uint16_t* inp, const uint16_t* weight, const float* bias,
                                     int64_t N, int64_t IC, int64_t OC) {
-  gemm_whole({false, true, N, OC, IC, IC, IC, OC, bias != nullptr, false}, inp, weight, bias, out);
+  linear_forward_with(gemm_whole, out, inp, weight, bias, N, IC, OC);
 }
 
 void linear_backward_bf16_whole_call(float* dinp, float* dweight, const uint16_t* dout, const uint16_t* inp,
                                      const uint16_t* weight, int64_t N, int64_t IC, int64_t OC) {
-  if (dinp) gemm_whole({false, false, N, IC, OC, OC, IC, IC, false, true}, dout, weight, nullptr, dinp);
-  if (dweight) gemm_whole({true, false, OC, IC, N, OC, IC, IC, false, true}, dout, inp, nullptr, dweight);
+  linear_backward_with(gemm_whole, dinp, dweight, dout, inp, weight, N, IC, OC);
 }
 
 bool bf16_matmul_available() {

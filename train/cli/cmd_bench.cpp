@@ -202,7 +202,7 @@ int cmd_bench(int argc, char** argv) {
       ("naive-attention", "also time one layer's naive T×T attention kernels against the blockwise ones")
       ("sgemm-rate", "only measure OpenBLAS's sgemm rate: square 1024, 1536, 2048, median of 7 calls each")
       ("bf16-rate", "only measure the bf16 matmuls (oneDNN) against float32 at GPT shapes, and say which instruction "
-                    "set oneDNN runs; on a CPU without AMX-BF16 says so and measures nothing")
+                    "set oneDNN runs; on a CPU without AMX-BF16 says so and measures nothing (unless --without-amx)")
       ("without-amx", "with --bf16-rate: measure even without AMX-BF16, every figure labelled \"no AMX: not a "
                       "result\" (checks the code, measures nothing worth keeping)")
       ("json", "one JSON object instead of text")

@@ -78,9 +78,10 @@
 #    bench --sgemm-rate, and torch.mm as a check) and oneDNN's bf16 matmul
 #    rate where bf16 runs: the best of tapegpt bench --bf16-rate (tapegpt's
 #    kernels and oneDNN's own whole calls) and torch.mm in bfloat16, so no
-#    slow reference flatters a step's share of it; then each shape with each side back to back (tapegpt,
-#    PyTorch, PyTorch bf16 autocast, tapegpt bf16), the order rotated by one
-#    every round, so a change in the machine's load hits all sides alike.
+#    slow reference flatters a step's share of it; then each shape with
+#    each side back to back (tapegpt, PyTorch, PyTorch bf16 autocast,
+#    tapegpt bf16), the order rotated by one every round, so a change in the
+#    machine's load hits all sides alike.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bench_lib.sh

@@ -7,6 +7,8 @@
 #include <cctype>
 #include <cstdio>
 
+#include <nlohmann/json.hpp>
+
 #include "autograd/kernels/bf16.h"
 #include "autograd/kernels/blas_setup.h"
 #include "autograd/planner.h"
@@ -48,13 +50,8 @@ std::string json_number_or_null(bool measured, double value) {
   return text;
 }
 
-// A JSON array of plain names (oneDNN's implementation names: no quotes or
-// backslashes to escape).
-std::string json_strings(const std::vector<std::string>& names) {
-  std::vector<std::string> quoted;
-  for (const std::string& n : names) quoted.push_back("\"" + n + "\"");
-  return "[" + joined(quoted, ",") + "]";
-}
+// A JSON array of strings (nlohmann-json escapes them).
+std::string json_strings(const std::vector<std::string>& names) { return nlohmann::json(names).dump(); }
 
 // A profile category's JSON key: its first word ("softmax/cross-entropy" -> "softmax").
 std::string profile_key(const std::string& category) {
@@ -86,9 +83,10 @@ int print_sgemm_rate(bool json) {
 }
 
 // `--bf16-rate`: the bf16 matmuls (oneDNN) against the float32 ones at GPT
-// shapes. Only where oneDNN runs on AMX: elsewhere bf16 is slower than
-// float32 (issue 22) and a rate measured there would mislead, so it is not
-// measured, and the line says why; --without-amx measures it all the same,
+// shapes. Only where oneDNN runs on AMX: the issue's targets are AMX
+// figures, and a rate measured elsewhere (slower than float32 on an Intel
+// Xeon without AMX, faster on an AMD Zen 4) would be taken for one, so it
+// is not measured, and the line says why; --without-amx measures it all the same,
 // every figure labelled "no AMX: not a result", so that CI runs this code.
 //
 // Two bf16 rates: tapegpt's kernels (oneDNN in shape-fixed pieces, Note

@@ -60,8 +60,9 @@ struct GPT {
 // binds the views to them: every linear op then runs in that precision.
 // Bf16 needs kernels::bf16_matmul_available().
 void gpt_set_precision(GPT& model, Precision precision);
-// Rounds the weights into their bf16 copies again: after every change to
-// store.params (an optimizer step, a load) in a bf16 run; nothing in fp32.
+// Rounds the weights into their bf16 copies again: after a change to
+// store.params outside the optimizer (a load) in a bf16 run; nothing in
+// fp32. The optimizer's pass writes the copies itself (train/optimizer.h).
 void gpt_refresh_bf16(GPT& model);
 
 GPT gpt_create(const GPTConfig& config);

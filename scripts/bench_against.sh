@@ -8,6 +8,7 @@
 #   bash scripts/bench_against.sh 9ed6f04             # base: the commit before --precision
 #   SHAPES="S M" ROUNDS=5 THREADS=2 bash scripts/bench_against.sh BASE
 #   FLAGS="--precision fp32" bash scripts/bench_against.sh BASE   # flags for this checkout's binary only
+#   FLAGS="--precision bf16" BASE_FLAGS="--precision bf16" bash scripts/bench_against.sh BASE   # and the base's
 # The base is built from `git worktree add` in a temporary directory (removed
 # on exit); TAPEGPT=/path/to/tapegpt replaces this checkout's build.
 set -euo pipefail
@@ -24,6 +25,7 @@ SHAPES="${SHAPES:-S M G}"
 ROUNDS="${ROUNDS:-5}"
 THREADS="${THREADS:-$(nproc)}"
 read -r -a flags <<< "${FLAGS:-}"
+read -r -a base_flags <<< "${BASE_FLAGS:-}"
 bench_use_tapegpt
 
 work="$(mktemp -d)"
@@ -36,7 +38,7 @@ cmake --build "$work/build" --target tapegpt -j"$(nproc)" >/dev/null
 base_bin="$work/build/tapegpt"
 
 echo "machine: $(bench_cpu_model), $(nproc) cores; threads $THREADS; rounds $ROUNDS; $(date -u '+%F %H:%M UTC')"
-echo "this: $(bench_commit) ($TAPEGPT${flags[*]:+ ${flags[*]}}); base: $(git rev-parse --short "$base")"
+echo "this: $(bench_commit) ($TAPEGPT${flags[*]:+ ${flags[*]}}); base: $(git rev-parse --short "$base")${base_flags[*]:+ (${base_flags[*]})}"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 step() {  # step BINARY SHAPE [FLAGS...]: one bench run's median step seconds
   local bin="$1" shape="$2" steps=8 warmup=2
@@ -50,11 +52,11 @@ for shape in $SHAPES; do
   for round in $(seq "$ROUNDS"); do
     # Alternate which binary goes first, so neither always runs on a warmer machine.
     if (( round % 2 )); then
-      echo "$shape base $(step "$base_bin" "$shape")" >> "$work/times"
+      echo "$shape base $(step "$base_bin" "$shape" "${base_flags[@]}")" >> "$work/times"
       echo "$shape this $(step "$TAPEGPT" "$shape" "${flags[@]}")" >> "$work/times"
     else
       echo "$shape this $(step "$TAPEGPT" "$shape" "${flags[@]}")" >> "$work/times"
-      echo "$shape base $(step "$base_bin" "$shape")" >> "$work/times"
+      echo "$shape base $(step "$base_bin" "$shape" "${base_flags[@]}")" >> "$work/times"
     fi
   done
 done

@@ -4,7 +4,8 @@
 # test a behaviour-preserving refactor must pass (issue 10).
 #   scripts/check_bit_identical.sh OLD_TAPEGPT NEW_TAPEGPT
 # Covers dropout, gradient accumulation, both samplers, untied/no-bias/
-# sinusoidal shapes, erf GELU, several threads, and a resume.
+# sinusoidal shapes, erf GELU, several threads, a resume, and bf16 runs
+# with AdamW and with Muon (where the CPU has AVX-512).
 set -euo pipefail
 old="$(realpath "$1")"; new="$(realpath "$2")"
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -55,4 +56,11 @@ run_case() {  # run_case NAME FLAGS...
 run_case plain
 run_case dropout_accum --dropout 0.1 --grad-accum 2 --threads 2
 run_case sequential_untied --sampler sequential --untied --no-bias --pos-encoding sinusoidal --gelu erf --threads 1
+# bf16 matmuls need oneDNN's AVX-512 path (Note [bf16 matmuls]).
+if grep -qw avx512bw /proc/cpuinfo; then
+  run_case bf16 --precision bf16 --threads 2
+  run_case bf16_muon --precision bf16 --optimizer muon --grad-accum 2
+else
+  echo "skipped the bf16 cases: this CPU has no AVX-512, so no bf16 matmuls"
+fi
 echo "check_bit_identical: all checkpoints bit-identical"

@@ -18,15 +18,20 @@ float clip_factor(const AdamWConfig& cfg, double norm) {
   return 1.0f;
 }
 
+uint16_t* bf16_copy_at(nn::ParameterStore& s, int64_t offset) {
+  return s.params_bf16.size() == 0 ? nullptr : s.params_bf16.data() + offset;
+}
+
 void adamw_update(nn::ParameterStore& s, const AdamWConfig& cfg, float lr, int64_t step,
                   float grad_scale) {
   // The table puts every decayed (2-D) tensor in [0, n_decay): two passes.
   kernels::adamw_update(s.params.data(), s.m.data(), s.v.data(), s.grads.data(), s.n_decay, lr,
-                        cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay, step, grad_scale);
+                        cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay, step, grad_scale,
+                        bf16_copy_at(s, 0));
   const int64_t rest = s.total - s.n_decay;
   kernels::adamw_update(s.params.data() + s.n_decay, s.m.data() + s.n_decay,
                         s.v.data() + s.n_decay, s.grads.data() + s.n_decay, rest, lr, cfg.beta1,
-                        cfg.beta2, cfg.eps, 0.0f, step, grad_scale);
+                        cfg.beta2, cfg.eps, 0.0f, step, grad_scale, bf16_copy_at(s, s.n_decay));
 }
 
 const char* optimizer_name(OptimizerKind kind) { return kind == OptimizerKind::Muon ? "muon" : "adamw"; }
@@ -58,17 +63,18 @@ void Muon::update(nn::ParameterStore& s, const AdamWConfig& cfg, float lr, int64
                   float grad_scale) {
   for (const Matrix& w : matrices_)
     kernels::muon_update(s.params.data() + w.offset, s.m.data() + w.offset, s.grads.data() + w.offset,
-                         scratch_.data(), w.rows, w.cols, lr, momentum_, cfg.weight_decay, grad_scale, bf16_);
+                         scratch_.data(), w.rows, w.cols, lr, momentum_, cfg.weight_decay, grad_scale, bf16_,
+                         bf16_copy_at(s, w.offset));
   const float adamw_lr = static_cast<float>(static_cast<double>(lr) * adamw_lr_scale_);
   for (const Span& t : decayed_)
     kernels::adamw_update(s.params.data() + t.offset, s.m.data() + t.offset, s.v.data() + t.offset,
                           s.grads.data() + t.offset, t.numel, adamw_lr, cfg.beta1, cfg.beta2, cfg.eps,
-                          cfg.weight_decay, step, grad_scale);
+                          cfg.weight_decay, step, grad_scale, bf16_copy_at(s, t.offset));
   // The vectors, contiguous after the 2-D tensors (nn::ParamLayout).
   const int64_t rest = s.total - s.n_decay;
   kernels::adamw_update(s.params.data() + s.n_decay, s.m.data() + s.n_decay, s.v.data() + s.n_decay,
                         s.grads.data() + s.n_decay, rest, adamw_lr, cfg.beta1, cfg.beta2, cfg.eps, 0.0f,
-                        step, grad_scale);
+                        step, grad_scale, bf16_copy_at(s, s.n_decay));
 }
 
 }  // namespace train

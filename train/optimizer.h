@@ -22,6 +22,10 @@ struct AdamWConfig {
   float grad_clip = 1.0f;  // 0 disables clipping
 };
 
+// Where the parameter at `offset` has its bf16 copy in store.params_bf16,
+// or null in a float32 run (no copies): what the update kernels take.
+uint16_t* bf16_copy_at(nn::ParameterStore& store, int64_t offset);
+
 // Global L2 norm of all gradients (deterministic for any thread count).
 double grad_norm(const nn::ParameterStore& store);
 
@@ -33,7 +37,10 @@ float clip_factor(const AdamWConfig& cfg, double norm);
 // bias correction), reading each gradient times `grad_scale`. Note [Fused
 // optimizer pass]: the kernel writes 0 into each gradient right after
 // reading it, so clipping's scale, the update and the zeroing the next
-// backward needs (it adds into the gradients) are one sweep over memory.
+// backward needs (it adds into the gradients) are one sweep over memory. In a
+// bf16 run (store.params_bf16 not empty) the same sweep rounds each new
+// weight into its bf16 copy, so the copies are current when it returns;
+// Muon::update and OptimizerShard::update keep them current likewise.
 void adamw_update(nn::ParameterStore& store, const AdamWConfig& cfg, float lr, int64_t step,
                   float grad_scale);
 

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "autograd/base/check.h"
+#include "autograd/kernels/bf16.h"
 #include "autograd/kernels/kernels.h"
 
 namespace train {
@@ -46,15 +47,20 @@ void OptimizerShard::update(nn::ParameterStore& s, const AdamWConfig& cfg, float
   if (decay_end > begin_)
     kernels::adamw_update(s.params.data() + begin_, m_.data(), v_.data(), s.grads.data() + begin_,
                           decay_end - begin_, lr, cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay, step,
-                          grad_scale);
+                          grad_scale, bf16_copy_at(s, begin_));
   if (end_ > rest_begin)
     kernels::adamw_update(s.params.data() + rest_begin, m_.data() + (rest_begin - begin_),
                           v_.data() + (rest_begin - begin_), s.grads.data() + rest_begin, end_ - rest_begin, lr,
-                          cfg.beta1, cfg.beta2, cfg.eps, 0.0f, step, grad_scale);
+                          cfg.beta1, cfg.beta2, cfg.eps, 0.0f, step, grad_scale, bf16_copy_at(s, rest_begin));
   // The kernel zeroed this rank's gradients; the next backward adds into all.
   std::memset(s.grads.data(), 0, static_cast<size_t>(begin_) * sizeof(float));
   std::memset(s.grads.data() + end_, 0, static_cast<size_t>(s.total - end_) * sizeof(float));
   dist_.all_gather_slices(s.params.data(), shard_, s.total);
+  // The other ranks' slices arrive as float32: round them into their copies.
+  if (uint16_t* bf16 = bf16_copy_at(s, 0)) {
+    kernels::round_to_bf16(bf16, s.params.data(), begin_);
+    kernels::round_to_bf16(bf16 + end_, s.params.data() + end_, s.total - end_);
+  }
 }
 
 const float* OptimizerShard::gather_moment(nn::ParameterStore& store, int which) {

@@ -71,14 +71,13 @@ StepResult TrainStep::run(BatchSource& batches, tg::Rng& rng, const AdamWConfig&
   // 8. zeroing: the same pass leaves every gradient 0 for the next step
   //    (Note [Fused optimizer pass] in optimizer.h). Sharded: this rank's
   //    slice, then the all-gather (Note [Sharded optimizer state]).
-  //    Muon: Note [Muon] in optimizer.h.
+  //    Muon: Note [Muon] in optimizer.h. A bf16 run's matmuls read the
+  //    weights' bf16 copies: the same pass rounds each new weight into its
+  //    copy, once per step, not at every matmul (Note [bf16 linear]).
   TG_CHECK(!(shard_ && muon_));
   if (shard_) shard_->update(store, adamw, lr, step, clip);
   else if (muon_) muon_->update(store, adamw, lr, step, clip);
   else adamw_update(store, adamw, lr, step, clip);
-  // 9. A bf16 run's matmuls read the weights' bf16 copies: rounded once per
-  //    step, here, not at every matmul (Note [bf16 linear]).
-  nn::gpt_refresh_bf16(model_);
   r.applied = true;
   r.optimizer_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_opt).count();

@@ -8,8 +8,8 @@
 //   8 exponent bits, 7 mantissa bits), so widening is a shift and float
 //   code reads it back exactly (bf16_to_float).
 // - Operands are bf16, rounded from float32 to nearest, ties to even, by
-//   round_to_bf16 (a weight's bf16 copy is refreshed by the same kernel after
-//   each optimizer step). Products of two bf16 values are exact in float32
+//   float_to_bf16 (a weight's bf16 copy is written by the optimizer's pass,
+//   with the weight: adamw_update and muon_apply in kernels.h). Products of two bf16 values are exact in float32
 //   (8 + 8 significant bits ≤ 24), so a bf16 matmul's only error beyond the
 //   operands' rounding is the float32 summation: the same bound as the
 //   float32 kernels' (Note [Tolerances from float32 rounding] in
@@ -46,6 +46,22 @@ inline float bf16_to_float(uint16_t b) {
   float f;
   std::memcpy(&f, &u, sizeof f);
   return f;
+}
+
+// x rounded to bf16, to nearest with ties to even, on the bits: adding
+// 0x7fff plus the lowest kept bit carries into the kept half exactly when the
+// dropped half is above one half, or is one half and the kept half is odd.
+// The carry may run into the exponent (the next binade, or Inf past bf16's
+// largest): both right. NaN is kept apart, since the addition could carry its
+// payload into Inf; setting the top mantissa bit keeps it a (quiet) NaN.
+// Inline, so the optimizer's pass can write a weight's bf16 copy as it
+// writes the weight (train/optimizer.h).
+inline uint16_t float_to_bf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  const uint32_t quiet_nan = (u >> 16) | 0x40u;
+  return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
 }
 
 // out[i] = in[i] rounded to bf16, to nearest with ties to even; ±Inf stay,

@@ -17,20 +17,8 @@ namespace kernels {
 
 namespace {
 
-// Round to nearest even on the bits: adding 0x7fff plus the lowest kept bit
-// carries into the kept half exactly when the dropped half is above one
-// half, or is one half and the kept half is odd. The carry may run into the
-// exponent (the next binade, or Inf past bf16's largest): both right. NaN is
-// kept apart, since the addition could carry its payload into Inf; setting
-// the top mantissa bit keeps it a (quiet) NaN.
 void round_range(uint16_t* out, const float* in, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u;
-    std::memcpy(&u, in + i, sizeof u);
-    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    const uint32_t quiet_nan = (u >> 16) | 0x40u;
-    out[i] = static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
-  }
+  for (int64_t i = 0; i < n; ++i) out[i] = float_to_bf16(in[i]);
 }
 
 }  // namespace

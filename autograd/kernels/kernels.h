@@ -157,10 +157,13 @@ void scale_inplace(float* x, float s, int64_t n);
 //   g = grad·grad_scale (grad_scale < 1 when clipping), then grad = 0;
 //   param -= lr·wd·param (decoupled; wd may be 0);
 //   m = β1·m + (1-β1)·g,  v = β2·v + (1-β2)·g²;
-//   param -= lr·m̂/(√v̂ + eps), m̂ = m/(1-β1^step), v̂ = v/(1-β2^step), step ≥ 1.
+//   param -= lr·m̂/(√v̂ + eps), m̂ = m/(1-β1^step), v̂ = v/(1-β2^step), step ≥ 1;
+//   and, when param_bf16 is not null, param_bf16 = param rounded to bf16
+//   (float_to_bf16 in bf16.h): a bf16 run's copies kept current in the same
+//   pass, instead of a second pass over the weights.
 void adamw_update(float* param, float* m, float* v, float* grad, int64_t n, float lr,
                   float beta1, float beta2, float eps, float weight_decay, int64_t step,
-                  float grad_scale);
+                  float grad_scale, uint16_t* param_bf16 = nullptr);
 
 // ---- Muon for one weight matrix W[rows, cols] (Note [Muon] in train/optimizer.h)
 // Keller Jordan's quintic Newton–Schulz coefficients and iteration count,
@@ -189,13 +192,15 @@ void newton_schulz(float* x, float* scratch, int64_t R, int64_t K, int steps);
 // bf16_matmul_available().
 void newton_schulz_bf16(float* x, float* scratch, int64_t R, int64_t K, int steps);
 // The update: param = param·(1 - lr·wd) - lr·√max(1, rows/cols)·o, o the
-// orthogonalised x back in [rows, cols] (transposed again when tall).
+// orthogonalised x back in [rows, cols] (transposed again when tall); and
+// param_bf16, when not null, as adamw_update's.
 void muon_apply(float* param, const float* x, int64_t rows, int64_t cols, float lr,
-                float weight_decay);
+                float weight_decay, uint16_t* param_bf16 = nullptr);
 // The three in order: muon_momentum into the scratch, newton_schulz (or
 // newton_schulz_bf16) for kMuonSteps, muon_apply. scratch holds
 // muon_scratch_floats(rows, cols).
 void muon_update(float* param, float* m, float* grad, float* scratch, int64_t rows, int64_t cols,
-                 float lr, float momentum, float weight_decay, float grad_scale, bool bf16 = false);
+                 float lr, float momentum, float weight_decay, float grad_scale, bool bf16 = false,
+                 uint16_t* param_bf16 = nullptr);
 
 }  // namespace kernels

@@ -60,18 +60,15 @@ void scale_inplace(float* x, float s, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= s;
 }
 
-void adamw_update(float* param, float* m, float* v, float* grad, int64_t n, float lr,
-                  float beta1, float beta2, float eps, float weight_decay, int64_t step,
-                  float grad_scale) {
-  // Same operation order as torch.optim.AdamW (single-tensor path) so the
-  // float results match PyTorch's. The loop vectorises only because the
-  // library is built without errno (Note [No errno in kernels], in
-  // CMakeLists.txt): it is bounded by memory traffic, not by sqrt and division.
-  const double bc1 = 1.0 - std::pow(static_cast<double>(beta1), static_cast<double>(step));
-  const double bc2 = 1.0 - std::pow(static_cast<double>(beta2), static_cast<double>(step));
-  const float step_size = static_cast<float>(lr / bc1);
-  const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
-  const float decay = static_cast<float>(1.0 - static_cast<double>(lr) * weight_decay);
+namespace {
+
+// The AdamW loop, writing each new weight's bf16 copy too when kBf16: a
+// template rather than a test of the pointer per element, so that both
+// loops vectorise.
+template <bool kBf16>
+void adamw_loop(float* param, uint16_t* param_bf16, float* m, float* v, float* grad, int64_t n,
+                float step_size, float bc2_sqrt, float decay, float beta1, float beta2, float eps,
+                float grad_scale) {
   const float one_minus_b1 = 1.0f - beta1, one_minus_b2 = 1.0f - beta2;
 #pragma omp parallel for simd schedule(static) if (n > 32768)
   for (int64_t i = 0; i < n; ++i) {
@@ -88,7 +85,28 @@ void adamw_update(float* param, float* m, float* v, float* grad, int64_t n, floa
     // param·decay into the last line instead (other bits).
     p = mul_add(-step_size, mi / denom, p);
     param[i] = p;
+    if constexpr (kBf16) param_bf16[i] = float_to_bf16(p);
   }
+}
+
+}  // namespace
+
+void adamw_update(float* param, float* m, float* v, float* grad, int64_t n, float lr,
+                  float beta1, float beta2, float eps, float weight_decay, int64_t step,
+                  float grad_scale, uint16_t* param_bf16) {
+  // Same operation order as torch.optim.AdamW (single-tensor path) so the
+  // float results match PyTorch's. The loop vectorises only because the
+  // library is built without errno (Note [No errno in kernels], in
+  // CMakeLists.txt): it is bounded by memory traffic, not by sqrt and division.
+  const double bc1 = 1.0 - std::pow(static_cast<double>(beta1), static_cast<double>(step));
+  const double bc2 = 1.0 - std::pow(static_cast<double>(beta2), static_cast<double>(step));
+  const float step_size = static_cast<float>(lr / bc1);
+  const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
+  const float decay = static_cast<float>(1.0 - static_cast<double>(lr) * weight_decay);
+  if (param_bf16)
+    adamw_loop<true>(param, param_bf16, m, v, grad, n, step_size, bc2_sqrt, decay, beta1, beta2, eps, grad_scale);
+  else
+    adamw_loop<false>(param, nullptr, m, v, grad, n, step_size, bc2_sqrt, decay, beta1, beta2, eps, grad_scale);
 }
 
 int64_t newton_schulz_scratch_floats(int64_t R, int64_t K) {
@@ -175,7 +193,7 @@ void newton_schulz_bf16(float* x, float* scratch, int64_t R, int64_t K, int step
 }
 
 void muon_apply(float* param, const float* x, int64_t rows, int64_t cols, float lr,
-                float weight_decay) {
+                float weight_decay, uint16_t* param_bf16) {
   const float decay = static_cast<float>(1.0 - static_cast<double>(lr) * weight_decay);
   const double shape_scale = std::sqrt(std::max(1.0, static_cast<double>(rows) / static_cast<double>(cols)));
   const float step_size = static_cast<float>(static_cast<double>(lr) * shape_scale);
@@ -185,15 +203,17 @@ void muon_apply(float* param, const float* x, int64_t rows, int64_t cols, float 
     for (int64_t c = 0; c < cols; ++c) {
       const int64_t i = r * cols + c;
       param[i] = mul_add(-step_size, x[tall ? c * rows + r : i], param[i] * decay);
+      if (param_bf16) param_bf16[i] = float_to_bf16(param[i]);
     }
 }
 
 void muon_update(float* param, float* m, float* grad, float* scratch, int64_t rows, int64_t cols,
-                 float lr, float momentum, float weight_decay, float grad_scale, bool bf16) {
+                 float lr, float momentum, float weight_decay, float grad_scale, bool bf16,
+                 uint16_t* param_bf16) {
   float* x = scratch;  // [min, max] of rows and cols
   muon_momentum(x, m, grad, rows, cols, momentum, grad_scale);
   newton_schulz_loop(x, scratch + rows * cols, std::min(rows, cols), std::max(rows, cols), kMuonSteps, bf16);
-  muon_apply(param, x, rows, cols, lr, weight_decay);
+  muon_apply(param, x, rows, cols, lr, weight_decay, param_bf16);
 }
 
 }  // namespace kernels

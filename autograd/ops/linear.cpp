@@ -32,7 +32,8 @@ struct LinearRecord {
 // rounded to bf16 and summed in float32, as under PyTorch's autocast; the
 // output, the bias and every gradient stay float32 (autocast's linear
 // returns its output rounded to bf16; here the next op reads the sum). The weight's copy
-// is the parameter's own, refreshed once per optimizer step (Tensor::bf16).
+// is the parameter's own, written by the optimizer's pass with the weight
+// itself, once per step (Tensor::bf16).
 // x is rounded into scratch in forward and again in backward, from the
 // float32 x the planner keeps or recomputes as for the float32 op: keeping
 // x's bf16 copy instead measured worse, since the x of most linears

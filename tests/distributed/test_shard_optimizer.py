@@ -6,6 +6,7 @@
 # sharded, unsharded or in one process, and one-process checkpoints resume
 # sharded.
 """Run by CTest as: test_shard_optimizer.py PATH/TO/tapegpt PATH/TO/mpirun"""
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import unittest
 
 import mpiutil
 from mpiutil import robutil
+import no_skip  # tests/support, on sys.path through robutil
 import test_data_parallel
 
 TAPEGPT = MPIRUN = None
@@ -58,6 +60,20 @@ class ShardOptimizer(test_data_parallel.Runs):
 
     def test_two_ranks_sharded_without_overlap_equal_unsharded_bit_for_bit(self):
         self.assert_identical(self.run_once(2, False), self.run_once(2, True, extra=("--no-overlap",)))
+
+    def test_two_ranks_sharded_bf16_equal_unsharded_bit_for_bit(self):
+        # In a bf16 run the next forward reads the weights' bf16 copies: each
+        # rank's update writes its own slice's, and the slices the others
+        # gathered must be rounded into theirs (OptimizerShard::update).
+        p = subprocess.run([TAPEGPT, "bench", "--bf16-rate", "--json"], capture_output=True, text=True, timeout=120)
+        isa = json.loads(p.stdout)["dnnl_isa"]
+        if isa in ("none", "avx2", "avx", "sse41"):
+            reason = f"oneDNN has no bf16 matmul here ({isa}): --precision bf16 cannot run"
+            if no_skip.strict():
+                self.fail(reason + " (TAPEGPT_NO_SKIP=1)")
+            self.skipTest(reason)
+        bf16 = ("--precision", "bf16")
+        self.assert_identical(self.run_once(2, False, extra=bf16), self.run_once(2, True, extra=bf16))
 
     def test_three_ranks_uneven_slices_equal_unsharded(self):
         # The last slice is shorter than the others. At three ranks the two

@@ -2,7 +2,7 @@
 # Is a change slower? The training step of this checkout's tapegpt against
 # the one of a base commit, same flags, alternating the two binaries within
 # each round so that the machine's noise falls on both. Prints each shape's
-# median step time per binary and the median of the rounds' ratios
+# median step time per binary (and its optimizer part) and the median of the rounds' ratios
 # (this / base). With no FLAGS, this checkout runs its defaults (--precision
 # auto included): what "auto costs nothing without AMX" (issue 22) measures.
 #   bash scripts/bench_against.sh 9ed6f04             # base: the commit before --precision
@@ -40,13 +40,13 @@ base_bin="$work/build/tapegpt"
 echo "machine: $(bench_cpu_model), $(nproc) cores; threads $THREADS; rounds $ROUNDS; $(date -u '+%F %H:%M UTC')"
 echo "this: $(bench_commit) ($TAPEGPT${flags[*]:+ ${flags[*]}}); base: $(git rev-parse --short "$base")${base_flags[*]:+ (${base_flags[*]})}"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-step() {  # step BINARY SHAPE [FLAGS...]: one bench run's median step seconds
+step() {  # step BINARY SHAPE [FLAGS...]: one bench run's median step and optimizer seconds
   local bin="$1" shape="$2" steps=8 warmup=2
   shift 2
   [[ "$shape" == G ]] && steps=3 warmup=1  # G steps take seconds each
   bench_run_tapegpt "$bin" bench --shape "$shape" --steps "$steps" --warmup "$warmup" --no-profile \
     --sample-tokens 0 --json "$@" |
-    /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["step_s"])'
+    /usr/bin/python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["step_s"], r.get("optimizer_s", float("nan")))'
 }
 for shape in $SHAPES; do
   for round in $(seq "$ROUNDS"); do
@@ -65,15 +65,19 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 import statistics, sys
 times = {}
 for line in open(sys.argv[1]):
-    shape, side, s = line.split()
-    times.setdefault(shape, {}).setdefault(side, []).append(float(s))
+    shape, side, step, optimizer = line.split()
+    times.setdefault(shape, {}).setdefault(side, []).append((float(step), float(optimizer)))
 # Each round's ratio is taken side by side; their median is the figure (the
 # machine's load changes between rounds more than within one).
-print("| shape | base median step s | this median step s | this / base (median of rounds) | each round's this / base |")
-print("|---|---:|---:|---:|---|")
+# The optimizer's part of the step (clip + update + zeroing), as bench times
+# it, follows each step time.
+print("| shape | base median step s | this median step s | this / base (median of rounds) | each round's this / base "
+      "| optimizer s, base / this (medians) |")
+print("|---|---:|---:|---:|---|---:|")
 for shape, t in times.items():
-    ratios = [x / y for x, y in zip(t["this"], t["base"])]
+    ratios = [x[0] / y[0] for x, y in zip(t["this"], t["base"])]
     per = " ".join(f"{r:.3f}" for r in ratios)
-    print(f"| {shape} | {statistics.median(t['base']):.4f} | {statistics.median(t['this']):.4f} "
-          f"| {statistics.median(ratios):.3f} | {per} |")
+    med = {side: [statistics.median(v[i] for v in t[side]) for i in (0, 1)] for side in ("base", "this")}
+    print(f"| {shape} | {med['base'][0]:.4f} | {med['this'][0]:.4f} | {statistics.median(ratios):.3f} | {per} "
+          f"| {med['base'][1]:.4f} / {med['this'][1]:.4f} |")
 PY

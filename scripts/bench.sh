@@ -72,8 +72,9 @@
 #    the float32 step runs no oneDNN primitive. ONEDNN_VERBOSE and
 #    DNNL_VERBOSE are cleared for both sides (oneDNN prints to stdout, where
 #    the JSON goes); an ONEDNN_MAX_CPU_ISA cap applies to both. The bf16
-#    rows time the step only (sampling and tapegpt's kernel profile are the
-#    float32 rows').
+#    rows sample nothing (sampling is the float32 rows'); tapegpt's bf16 row
+#    keeps its kernel profile, which shows where a bf16 step's time goes
+#    (attention stays float32: whether it is worth the tiles too).
 #  - Alternation. Each round measures OpenBLAS's own sgemm rate (tapegpt
 #    bench --sgemm-rate, and torch.mm as a check) and oneDNN's bf16 matmul
 #    rate where bf16 runs: the best of tapegpt bench --bf16-rate (tapegpt's
@@ -238,8 +239,7 @@ run_side() {
     tapegpt) record "tapegpt-$shape" tapegpt bench "${common[@]}" --json --sample-tokens "$SAMPLE_TOKENS" "${fp32[@]}" ;;
     torch) record "torch-$shape" torch_bench "${common[@]}" --sample-tokens "$SAMPLE_TOKENS" ;;
     torch-bf16) record "torch-bf16-$shape" torch_bench "${common[@]}" --sample-tokens 0 --autocast-bf16 ;;
-    tapegpt-bf16) record "tapegpt-bf16-$shape" tapegpt bench "${common[@]}" --json --sample-tokens 0 --no-profile \
-                    "${bf16_flag[@]}" ;;
+    tapegpt-bf16) record "tapegpt-bf16-$shape" tapegpt bench "${common[@]}" --json --sample-tokens 0 "${bf16_flag[@]}" ;;
   esac
 }
 

@@ -24,7 +24,7 @@ import sys
 
 from bench_targets import issue22_targets, targets_markdown
 
-PROFILE_ORDER = ["matmul", "attention", "layernorm", "gelu", "softmax", "embedding", "optimizer"]
+PROFILE_ORDER = ["matmul", "rounding", "attention", "layernorm", "gelu", "softmax", "embedding", "optimizer"]
 NOT_A_RESULT = "no AMX: not a result"
 
 
@@ -59,6 +59,24 @@ def step_stats(rows):
     return dict(step_s=med(rows, "step_s"), step_s_rounds=[r["step_s"] for r in rows],
                 tokens_per_s=med(rows, "tokens_per_s"), optimizer_s=med(rows, "optimizer_s"),
                 peak_rss_mib=med(rows, "peak_rss_mib"), sample_tokens_per_s=med(rows, "sample_tokens_per_s"))
+
+
+def profile_medians(rows):
+    """tapegpt's per-kernel profile (seconds per step by category), median over rounds; {} if not profiled."""
+    return {k: statistics.median(r["profile_s"][k] for r in rows) for k in rows[0].get("profile_s", {})}
+
+
+def profile_table(profiled, step_s):
+    """Markdown rows of profiles {shape: {category: s}}: each category's % of the profile's sum."""
+    keys = [k for k in PROFILE_ORDER if any(k in pr for pr in profiled.values())]
+    keys += sorted({k for pr in profiled.values() for k in pr} - set(keys))
+    L = ["| kernel | " + " | ".join(profiled) + " |", "|---|" + "---|" * len(profiled)]
+    for k in keys:
+        L.append(f"| {k} | " + " | ".join(fmt(pr.get(k) and 100 * pr[k] / sum(pr.values()), '.1f') + "%"
+                                         for pr in profiled.values()) + " |")
+    L.append("| sum / measured step | " + " | ".join(
+        f"{sum(pr.values()):.3f} / {step_s[sh]:.3f} s" for sh, pr in profiled.items()) + " |")
+    return L
 
 
 def onednn_ran(rows):
@@ -184,7 +202,7 @@ def summarise(args):
                    tapegpt=dict(step_s=med(t, "step_s"), step_s_rounds=[r["step_s"] for r in t],
                                 tokens_per_s=med(t, "tokens_per_s"), optimizer_s=med(t, "optimizer_s"),
                                 peak_rss_mib=med(t, "peak_rss_mib"), sample_tokens_per_s=med(t, "sample_tokens_per_s")))
-        profile = {k: statistics.median(r["profile_s"][k] for r in t) for k in t[0].get("profile_s", {})}
+        profile = profile_medians(t)
         row["tapegpt"]["profile_s"] = profile
         # The step's matmuls alone (the profile's replayed sgemm calls) as a
         # share of the sgemm rate: how much better matmul shapes could give.
@@ -225,6 +243,8 @@ def summarise(args):
                 d["share_of_bf16_rate"] = d["model_gflops"] / bf16_rate if bf16_rate else None
                 d["optimizer_share"] = d["optimizer_s"] / d["step_s"]
                 d["label"] = s["bf16"]["label"]
+        if tb:
+            row["tapegpt_bf16"]["profile_s"] = profile_medians(tb)
         ratios = {}  # name: (slower side, faster side), each a step time over the other's
 
         def ratio(name, num, den):
@@ -305,6 +325,15 @@ def bf16_markdown(s):
                  f"| {x('tapegpt_bf16_vs_tapegpt_fp32')} | {x('torch_bf16_vs_torch_fp32')} "
                  f"| {fmt(a and a['model_gflops'], '.1f')} / {fmt(c and c['model_gflops'], '.1f')} "
                  f"| {pct(a)} / {pct(c)} | {fmt(a and a['peak_rss_mib'])} / {fmt(c and c['peak_rss_mib'])} |")
+    profiled = {sh: r["tapegpt_bf16"]["profile_s"] for sh, r in rows.items()
+                if r.get("tapegpt_bf16", {}).get("profile_s")}
+    if profiled:
+        # Where a bf16 step's time goes: whether attention (float32 in both
+        # precisions) is worth the tiles too, and what the roundings cost.
+        L += ["", f"tapegpt bf16's step by kernel{f' ({label})' if label else ''} (`tapegpt bench --precision bf16` "
+              "profile: the bf16 linear op's calls replayed with the step's shapes, its roundings apart; attention, "
+              "norms and the rest float32 as in the step; % of the profile's sum):", ""]
+        L += profile_table(profiled, {sh: rows[sh]["tapegpt_bf16"]["step_s"] for sh in profiled})
     L += targets_markdown(s["targets"])
     L += ["", "A ratio \"X vs Y\" is Y's step time over X's (above 1: X is faster). The bf16 rows time the step only: "
           "forward and loss in bf16 (PyTorch: under torch.autocast(\"cpu\", dtype=torch.bfloat16)), backward, clip "
@@ -365,19 +394,13 @@ def markdown(s):
     L += bf16_markdown(s)
     profiled = {sh: r["tapegpt"]["profile_s"] for sh, r in s["shapes"].items() if r["tapegpt"]["profile_s"]}
     if profiled:
-        keys = [k for k in PROFILE_ORDER if any(k in pr for pr in profiled.values())]
-        keys += sorted({k for pr in profiled.values() for k in pr} - set(keys))
         L += ["", "tapegpt's step by kernel (`tapegpt bench` profile: kernels replayed with the step's shapes, "
-              "the optimizer timed in the real step; % of the profile's sum):", "",
-              "| kernel | " + " | ".join(profiled) + " |", "|---|" + "---|" * len(profiled)]
-        for k in keys:
-            L.append(f"| {k} | " + " | ".join(fmt(pr.get(k) and 100 * pr[k] / sum(pr.values()), '.1f') + "%"
-                                                 for pr in profiled.values()) + " |")
-        L.append("| matmuls' own rate, % of sgemm rate | " + " | ".join(
+              "the optimizer timed in the real step; % of the profile's sum):", ""]
+        table = profile_table(profiled, {sh: s["shapes"][sh]["tapegpt"]["step_s"] for sh in profiled})
+        table.insert(-1, "| matmuls' own rate, % of sgemm rate | " + " | ".join(
             fmt(s["shapes"][sh]["tapegpt"].get("matmul_share_of_sgemm") and
                 100 * s["shapes"][sh]["tapegpt"]["matmul_share_of_sgemm"]) + "%" for sh in profiled) + " |")
-        L.append("| sum / measured step | " + " | ".join(
-            f"{sum(pr.values()):.3f} / {s['shapes'][sh]['tapegpt']['step_s']:.3f} s" for sh, pr in profiled.items()) + " |")
+        L += table
     return "\n".join(L) + "\n"
 
 

@@ -10,6 +10,7 @@
 
 #include "autograd/kernels/attention_flash.h"
 #include "autograd/kernels/attention_naive.h"
+#include "autograd/kernels/bf16.h"
 #include "autograd/kernels/kernels.h"
 #include "autograd/base/rng.h"
 #include "nn/decode.h"
@@ -58,8 +59,13 @@ double measure_bandwidth() {
 
 // Replays every kernel of one training step with the step's shapes and
 // returns the time per category. The step itself runs the same kernels, so
-// the sum is close to (a little under) the measured step time.
-std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B) {
+// the sum is close to (a little under) the measured step time. In bf16 the
+// linear layers replay the bf16 linear op's calls (Note [bf16 linear]):
+// the matmuls with bf16 operands, and apart from them the roundings of
+// their float32 inputs (forward, and again in backward) and of their output
+// gradients, so a run shows what each costs (attention, norms and the rest
+// are float32 in both precisions).
+std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, nn::Precision precision) {
   const int64_t T = c.block_size, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   const int64_t N = B * T;
   // Layer widths, linear layers and LayerNorms as the parameter table has them.
@@ -82,15 +88,36 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B) {
   std::vector<int32_t> ids(static_cast<size_t>(N));
   for (auto& id : ids) id = static_cast<int32_t>(rng.below(static_cast<uint64_t>(V)));
 
-  auto linear = [&](int64_t IC, int64_t OC) {
-    return time_call([&] { kernels::linear_forward(y.data(), x.data(), w.data(), bias.data(), N, IC, OC); }) +
-           time_call([&] { kernels::linear_backward(dx.data(), dw.data(), dbias.data(), dy.data(), x.data(), w.data(), N, IC, OC); });
+  const bool bf16 = precision == nn::Precision::Bf16;
+  // bf16 copies for the bf16 replay: the weight, an input, an output gradient.
+  std::vector<uint16_t> wb, xb, dyb;
+  if (bf16) {
+    wb.resize(w.size());
+    kernels::round_to_bf16(wb.data(), w.data(), static_cast<int64_t>(w.size()));
+    xb.resize(x.size());
+    dyb.resize(std::max(dy.size(), dlogits.size()));
+  }
+  double rounding = 0;  // bf16 only
+  // One linear layer [N, IC] -> [N, OC], forward and backward; dy is dout.
+  auto linear = [&](float* out, const float* dout, int64_t IC, int64_t OC, const float* b, float* db) {
+    if (!bf16)
+      return time_call([&] { kernels::linear_forward(out, x.data(), w.data(), b, N, IC, OC); }) +
+             time_call([&] { kernels::linear_backward(dx.data(), dw.data(), db, dout, x.data(), w.data(), N, IC, OC); });
+    rounding += 2 * time_call([&] { kernels::round_to_bf16(xb.data(), x.data(), N * IC); }) +
+                time_call([&] { kernels::round_to_bf16(dyb.data(), dout, N * OC); });
+    return time_call([&] { kernels::linear_forward_bf16(out, xb.data(), wb.data(), b, N, IC, OC); }) +
+           (db ? time_call([&] { kernels::linear_backward(nullptr, nullptr, db, dout, nullptr, nullptr, N, IC, OC); })
+               : 0.0) +
+           time_call([&] { kernels::linear_backward_bf16(dx.data(), dw.data(), dyb.data(), xb.data(), wb.data(), N, IC, OC); });
   };
   double matmul = 0;  // each block's linear layers, timed once (block 0's)
   for (const nn::ParamInfo& p : layout.table)
-    if (p.layer == 0 && nn::is_block_linear_weight(p.role)) matmul += static_cast<double>(L) * linear(p.shape[1], p.shape[0]);
-  matmul += time_call([&] { kernels::linear_forward(logits.data(), x.data(), w.data(), nullptr, N, C, V); }) +
-            time_call([&] { kernels::linear_backward(dx.data(), dw.data(), nullptr, dlogits.data(), x.data(), w.data(), N, C, V); });
+    if (p.layer == 0 && nn::is_block_linear_weight(p.role)) {
+      const double once = linear(y.data(), dy.data(), p.shape[1], p.shape[0], bias.data(), dbias.data());
+      matmul += static_cast<double>(L) * once;
+    }
+  rounding *= static_cast<double>(L);
+  matmul += linear(logits.data(), dlogits.data(), C, V, nullptr, nullptr);
   const double attention = static_cast<double>(L) *
       (time_call([&] { kernels::attention_flash_forward(y.data(), lse.data(), qkv.data(), B, T, C, NH); }) +
        time_call([&] { kernels::attention_flash_backward(dqkv.data(), dy.data(), y.data(), qkv.data(), lse.data(), B, T, C, NH); }));
@@ -106,12 +133,15 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B) {
                        time_call([&] { kernels::embedding_backward(dw.data(), dw.data(), dy.data(), ids.data(), B, T, C); }) +
                        static_cast<double>(2 * L) * (time_call([&] { kernels::add_forward(y.data(), x.data(), dx.data(), N * C); }) +
                                                      2 * time_call([&] { kernels::accumulate(dx.data(), dy.data(), N * C); }));
-  return {{"matmul (linear layers + lm_head)", matmul},
-          {"attention", attention},
-          {"layernorm", layernorm},
-          {"gelu", gelu},
-          {"softmax/cross-entropy", softmax},
-          {"embedding + residual adds", other}};
+  std::vector<ProfileEntry> entries{
+      {bf16 ? "matmul, bf16 (linear layers + lm_head)" : "matmul (linear layers + lm_head)", matmul}};
+  if (bf16) entries.push_back({"rounding to bf16 (inputs, out grads)", rounding});
+  entries.insert(entries.end(), {{"attention", attention},
+                                 {"layernorm", layernorm},
+                                 {"gelu", gelu},
+                                 {"softmax/cross-entropy", softmax},
+                                 {"embedding + residual adds", other}});
+  return entries;
 }
 
 // --naive-attention: one layer's attention, forward + backward, with each
@@ -195,7 +225,7 @@ BenchResult run_bench(const BenchOptions& o) {
   r.peak_rss_bytes = static_cast<int64_t>(ru.ru_maxrss) * 1024;
 
   if (o.profile) {
-    r.profile = profile_step(c, B);
+    r.profile = profile_step(c, B, o.precision);
     r.profile.push_back({"optimizer (clip norm + AdamW + zero)", r.optimizer_seconds});
   }
   if (o.naive_attention) r.attention = compare_attention_kernels(c, B);

@@ -73,6 +73,21 @@ class Bench(unittest.TestCase):
         unsampled = json.loads(bench(*TINY[:-4], "--sample-tokens", "0", "--threads", "2", "--json", "--no-profile"))
         self.assertIsNone(unsampled["sample_tokens_per_s"])  # not measured, not 0 tokens/s
 
+    def test_bf16_profile_replays_the_bf16_linear_and_its_roundings(self):
+        # A bf16 step's profile: the linear op's bf16 matmuls, its roundings
+        # apart, the rest float32 as in the step (bench.sh's bf16 rows show it).
+        isa = json.loads(bench("--bf16-rate", "--json"))["dnnl_isa"]
+        if not isa.startswith("avx512_core"):
+            no_skip.skip_test_or_fail(self, f"oneDNN has no bf16 matmul here ({isa})")
+        r = json.loads(bench(*TINY, "--json", "--precision", "bf16"))
+        self.assertEqual(r["precision"], "bf16")
+        self.assertEqual(set(r["profile_s"]), {"matmul", "rounding", "attention", "layernorm", "gelu", "softmax",
+                                               "embedding", "optimizer"})
+        self.assertTrue(all(v > 0 for v in r["profile_s"].values()))
+        text = bench(*TINY, "--precision", "bf16")
+        self.assertIn("matmul, bf16 (linear layers + lm_head)", text)
+        self.assertIn("rounding to bf16 (inputs, out grads)", text)
+
     def test_sgemm_rate(self):
         r = json.loads(bench("--sgemm-rate", "--json", "--threads", "2"))
         self.assertEqual(set(r["sgemm_gflops_by_size"]), {"1024", "1536", "2048"})
@@ -189,6 +204,11 @@ class Bench(unittest.TestCase):
             self.assertGreater(row["tapegpt_bf16"]["share_of_bf16_rate"], 0)
             self.assertGreater(row["bf16_speedups"]["tapegpt_bf16_vs_torch_bf16"]["median"], 0)
             self.assertGreater(row["bf16_speedups"]["tapegpt_bf16_vs_torch_fp32"]["median"], 0)
+            # Its kernel profile, the roundings apart: where the bf16 step's time goes.
+            self.assertGreater(row["tapegpt_bf16"]["profile_s"]["attention"], 0)
+            self.assertGreater(row["tapegpt_bf16"]["profile_s"]["rounding"], 0)
+            self.assertIn("\ntapegpt bf16's step by kernel", s_md(tmp))
+            self.assertIn("\n| rounding | ", s_md(tmp))
         else:  # a binary from before --precision: PyTorch's side alone
             self.assertNotIn("tapegpt_bf16", row)
             self.assertIn("no --precision", s["bf16"]["tapegpt_missing"])

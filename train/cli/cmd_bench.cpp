@@ -244,8 +244,7 @@ int cmd_bench(int argc, char** argv) {
   o.steps = get<int64_t>(r, "steps");
   o.warmup = get<int64_t>(r, "warmup");
   o.sample_tokens = get<int64_t>(r, "sample-tokens");
-  // The profile replays the float32 kernels: a bf16 step's would mislead.
-  o.profile = !r.count("no-profile") && o.precision == nn::Precision::Fp32;
+  o.profile = !r.count("no-profile");
   o.naive_attention = r.count("naive-attention") > 0;
   if (o.steps < 1 || o.warmup < 0 || o.batch_size < 1 || o.sample_tokens < 0)
     throw tg::UsageError("--steps and --batch-size must be at least 1, --warmup and --sample-tokens at least 0");

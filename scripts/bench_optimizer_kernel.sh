@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Is the optimizer's kernel slower? kernels::adamw_update alone, float32 (no
+# bf16 copies), on GPT-2 small's 124,439,808 parameters: this checkout's
+# kernels library against a base commit's, each linked into the same small
+# timing program, run alternately ROUNDS times; each run prints the median
+# of 9 calls. A step's optimizer time (bench's optimizer_s) mixes in the
+# gradient norm and the machine's noise; this isolates the pass itself.
+#   bash scripts/bench_optimizer_kernel.sh 01aaeab
+#   ROUNDS=5 THREADS=2 bash scripts/bench_optimizer_kernel.sh BASE
+set -euo pipefail
+cd "$(dirname "$0")/.."
+case "${1:-}" in
+  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  "") echo "bench_optimizer_kernel.sh: give the base commit (see --help)" >&2; exit 2 ;;
+esac
+base="$1"
+git rev-parse --verify --quiet "$base^{commit}" >/dev/null ||
+  { echo "bench_optimizer_kernel.sh: '$base' is not a commit of this repository (see git log)" >&2; exit 2; }
+ROUNDS="${ROUNDS:-3}"
+THREADS="${THREADS:-$(nproc)}"
+work="$(mktemp -d)"
+cleanup() { git worktree remove --force "$work/src" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+cat > "$work/time_adamw.cpp" <<'CPP'
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "autograd/kernels/kernels.h"
+
+int main() {
+  const int64_t n = 124439808;  // GPT-2 small
+  std::vector<float> p(n, 0.01f), m(n, 0.0f), v(n, 0.0f), g(n, 0.001f);
+  std::vector<double> t;
+  for (int r = 0; r < 9; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    kernels::adamw_update(p.data(), m.data(), v.data(), g.data(), n, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, r + 1, 1.0f);
+    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  std::printf("%.1f\n", 1e3 * t[4]);
+}
+CPP
+build_timer() {  # build_timer SRC_DIR NAME: the kernels library of SRC_DIR, and the timer linked to it
+  cmake -S "$1" -B "$work/build-$2" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$work/build-$2" --target tapegpt_kernels -j"$(nproc)" >/dev/null
+  g++ -O3 -march=native -fopenmp -I"$1" "$work/time_adamw.cpp" \
+    "$work/build-$2/autograd/kernels/libtapegpt_kernels.a" -o "$work/$2" -lopenblas -ldnnl
+}
+echo "building the kernels of $base and of this checkout ..." >&2
+git worktree add --detach --quiet "$work/src" "$base"
+build_timer "$work/src" base
+build_timer "$PWD" this
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; threads $THREADS; $(date -u '+%F %H:%M UTC')"
+echo "this: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- autograd || echo ' (uncommitted changes)'); base: $(git rev-parse --short "$base")"
+for round in $(seq "$ROUNDS"); do
+  b="$(OMP_NUM_THREADS=$THREADS "$work/base")"; t="$(OMP_NUM_THREADS=$THREADS "$work/this")"
+  echo "round $round: adamw_update median ms, base $b, this $t"
+done

@@ -9,7 +9,8 @@
 //   code reads it back exactly (bf16_to_float).
 // - Operands are bf16, rounded from float32 to nearest, ties to even, by
 //   float_to_bf16 (a weight's bf16 copy is written by the optimizer's pass,
-//   with the weight: adamw_update and muon_apply in kernels.h). Products of two bf16 values are exact in float32
+//   with the weight: adamw_update and muon_apply in kernels.h). Products of
+//   two bf16 values are exact in float32
 //   (8 + 8 significant bits ≤ 24), so a bf16 matmul's only error beyond the
 //   operands' rounding is the float32 summation: the same bound as the
 //   float32 kernels' (Note [Tolerances from float32 rounding] in

@@ -14,13 +14,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/bench_lib.sh
-case "${1:-}" in
-  -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  "") echo "bench_against.sh: give the base commit (see bash scripts/bench_against.sh --help)" >&2; exit 2 ;;
-esac
+HELP_END=13 bench_parse_base "${1:-}"
 base="$1"
-git rev-parse --verify --quiet "$base^{commit}" >/dev/null ||
-  { echo "bench_against.sh: '$base' is not a commit of this repository (see git log)" >&2; exit 2; }
 SHAPES="${SHAPES:-S M G}"
 ROUNDS="${ROUNDS:-5}"
 THREADS="${THREADS:-$(nproc)}"

@@ -37,6 +37,21 @@ bench_commit() {
   echo "$commit"
 }
 
+# A script comparing against a base commit (bench_against.sh, bench_optimizer_kernel.sh):
+# bench_parse_base ARG prints the script's help (its comment lines 2 to
+# HELP_END) for -h/--help and exits, or exits 2 with one line unless ARG
+# names a commit of this repository.
+bench_parse_base() {
+  local name help_end="${HELP_END:?}"
+  name="$(basename "$0")"
+  case "${1:-}" in
+    -h|--help) sed -n "2,${help_end}p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    "") echo "$name: give the base commit (see bash scripts/$name --help)" >&2; exit 2 ;;
+  esac
+  git rev-parse --verify --quiet "$1^{commit}" >/dev/null ||
+    { echo "$name: '$1' is not a commit of this repository (see git log)" >&2; exit 2; }
+}
+
 # The CPU's model name, as /proc/cpuinfo gives it.
 bench_cpu_model() { grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs; }
 

@@ -9,13 +9,9 @@
 #   ROUNDS=5 THREADS=2 bash scripts/bench_optimizer_kernel.sh BASE
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case "${1:-}" in
-  -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  "") echo "bench_optimizer_kernel.sh: give the base commit (see --help)" >&2; exit 2 ;;
-esac
+. scripts/bench_lib.sh
+HELP_END=9 bench_parse_base "${1:-}"
 base="$1"
-git rev-parse --verify --quiet "$base^{commit}" >/dev/null ||
-  { echo "bench_optimizer_kernel.sh: '$base' is not a commit of this repository (see git log)" >&2; exit 2; }
 ROUNDS="${ROUNDS:-3}"
 THREADS="${THREADS:-$(nproc)}"
 work="$(mktemp -d)"
@@ -52,7 +48,7 @@ echo "building the kernels of $base and of this checkout ..." >&2
 git worktree add --detach --quiet "$work/src" "$base"
 build_timer "$work/src" base
 build_timer "$PWD" this
-echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; threads $THREADS; $(date -u '+%F %H:%M UTC')"
+echo "machine: $(bench_cpu_model), $(nproc) cores; threads $THREADS; $(date -u '+%F %H:%M UTC')"
 echo "this: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- autograd || echo ' (uncommitted changes)'); base: $(git rev-parse --short "$base")"
 for round in $(seq "$ROUNDS"); do
   b="$(OMP_NUM_THREADS=$THREADS "$work/base")"; t="$(OMP_NUM_THREADS=$THREADS "$work/this")"

@@ -10,6 +10,7 @@
 #include <initializer_list>
 
 #include "autograd/base/check.h"
+#include "autograd/kernels/split_master.h"
 
 namespace autograd {
 
@@ -22,11 +23,16 @@ struct Tensor {
   // entries] in tape.h); -1 for everything else: parameters, inputs, and
   // outputs of untaped ops.
   int32_t id = -1;
-  // A bf16 copy of data kept up to date by its owner, or null. A weight that
-  // has one is multiplied in bf16 (Note [bf16 matmuls] in kernels/bf16.h):
-  // parameters get copies in a bf16 run (nn::gpt_set_precision), so the
-  // precision is chosen once per run and no call site branches on it.
+  // A bf16 copy of the values kept up to date by their owner, or null. A
+  // weight that has one is multiplied in bf16 (Note [bf16 matmuls] in
+  // kernels/bf16.h): parameters get copies in a bf16 run
+  // (nn::gpt_set_precision), so the precision is chosen once per run and no
+  // call site branches on it.
   const uint16_t* bf16 = nullptr;
+  // With bf16, a weight whose float32 master is split (Note [Split master
+  // weights] in kernels/split_master.h): data is null, and the master is
+  // kernels::join_master(bf16[i], master_lo[i]).
+  const uint16_t* master_lo = nullptr;
 
   int64_t size(int dim) const { return shape[dim]; }
   int64_t numel() const {
@@ -35,8 +41,14 @@ struct Tensor {
     return n;
   }
   bool needs_grad() const { return grad != nullptr; }
-  bool defined() const { return data != nullptr; }
+  bool defined() const { return data != nullptr || bf16 != nullptr; }
 };
+
+// t's float32 values, read from its split master when it has one.
+inline kernels::MasterValues master_values(const Tensor& t) {
+  if (t.master_lo) return kernels::MasterValues{nullptr, t.bf16, t.master_lo};
+  return kernels::MasterValues{t.data};
+}
 
 inline Tensor tensor_view(float* data, float* grad, std::initializer_list<int64_t> shape) {
   TG_CHECK(shape.size() >= 1 && shape.size() <= 4);

@@ -80,8 +80,8 @@ const float* Decoder::forward_position(int32_t token, int64_t pos) {
   float* act = c.mlp == MlpKind::Gelu ? fc : fc + up;
 
   // RoPE adds nothing to the embedding: it rotates q and k in every block.
-  if (rope) std::memcpy(x, model_.wte.data + token * C, static_cast<size_t>(C) * sizeof(float));
-  else kernels::embedding_forward(x, &token, model_.wte.data, model_.wpe.data + pos * C, 1, 1, C);
+  kernels::embedding_forward(x, &token, autograd::master_values(model_.wte),
+                            autograd::master_values(model_.wpe).from(pos * C), 1, 1, C);
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const BlockWeights& b = model_.blocks[static_cast<size_t>(l)];
     float* k_cache = k_cache_.data() + l * T * C;

@@ -14,15 +14,15 @@ using autograd::OpContext;
 
 namespace {
 
-// The matrices a linear op multiplies (the output head: the token
-// embedding itself when tied, bound in gpt_bind_views).
-bool multiplied_by_linear(ParamRole role) { return is_block_linear_weight(role) || role == ParamRole::OutputHead; }
-
 Tensor view_of(ParameterStore& store, const ParamInfo& p) {
   Tensor t;
-  t.data = store.params.data() + p.offset;
+  if (store.split && p.offset < store.n_decay) {
+    t.bf16 = store.master_hi() + p.offset;
+    t.master_lo = store.master_lo() + p.offset;
+  } else {
+    t.data = store.params.data() + p.offset;
+  }
   t.grad = store.grads.data() + p.offset;
-  if (store.params_bf16.size() > 0 && multiplied_by_linear(p.role)) t.bf16 = store.params_bf16.data() + p.offset;
   for (int64_t d : p.shape) t.shape[t.ndim++] = d;
   return t;
 }
@@ -82,11 +82,7 @@ void gpt_bind_views(GPT& m) {
   for (const ParamInfo& p : m.store.table) slot_of(m, p) = view_of(m.store, p);
   if (c.pos_encoding == PosEncoding::Sinusoidal)
     m.wpe = autograd::tensor_view(m.sinusoid.data(), nullptr, {c.block_size, c.n_embd});
-  if (c.tied) {
-    m.lm_head = m.wte;  // the embedding op reads only the float32 table
-    if (m.store.params_bf16.size() > 0)
-      m.lm_head.bf16 = m.store.params_bf16.data() + m.store.first(ParamRole::TokenEmbedding).offset;
-  }
+  if (c.tied) m.lm_head = m.wte;
 }
 
 const char* precision_name(Precision p) { return p == Precision::Bf16 ? "bf16" : "fp32"; }
@@ -95,18 +91,19 @@ void gpt_set_precision(GPT& m, Precision precision) {
   m.precision = precision;
   if (precision == Precision::Bf16) {
     TG_CHECK(kernels::bf16_matmul_available());
-    m.store.params_bf16.resize(m.store.total);
-    gpt_refresh_bf16(m);
+    split_masters(m.store);
   } else {
-    m.store.params_bf16 = autograd::Bf16Buffer{};
+    join_masters(m.store);
   }
   gpt_bind_views(m);
 }
 
-void gpt_refresh_bf16(GPT& m) {
-  if (m.precision != Precision::Bf16) return;
-  TG_CHECK(m.store.params_bf16.size() == m.store.total);
-  kernels::round_to_bf16(m.store.params_bf16.data(), m.store.params.data(), m.store.total);
+JoinedMasters::JoinedMasters(GPT& model) : model_(model), was_split_(model.store.split) {
+  join_masters(model_.store);
+}
+
+JoinedMasters::~JoinedMasters() {
+  if (was_split_) split_masters(model_.store);
 }
 
 GPT gpt_create(const GPTConfig& config) { return gpt_create(config, parameter_store_create(config)); }

@@ -56,14 +56,26 @@ struct GPT {
 
 // A model with all parameters zero (load a checkpoint or call gpt_init).
 // The config must already be valid (config_error(config) == "").
-// Makes the matmul weights' bf16 copies (Bf16) or drops them (Fp32), and
-// binds the views to them: every linear op then runs in that precision.
-// Bf16 needs kernels::bf16_matmul_available().
+// Bf16 splits the 2-D tensors' float32 masters in place into their bf16
+// copies and low halves (Note [Split master weights] in
+// autograd/kernels/split_master.h), Fp32 joins them back, and the views are
+// bound again: every linear op then runs in that precision. Bf16 needs
+// kernels::bf16_matmul_available(). Load a checkpoint before, not after.
 void gpt_set_precision(GPT& model, Precision precision);
-// Rounds the weights into their bf16 copies again: after a change to
-// store.params outside the optimizer (a load) in a bf16 run; nothing in
-// fp32. The optimizer's pass writes the copies itself (train/optimizer.h).
-void gpt_refresh_bf16(GPT& model);
+// The float32 masters of a bf16 model, joined back for the life of this
+// object (a save reads them as float32), and split again after. Meanwhile
+// only store.params may be read: the views are stale.
+class JoinedMasters {
+ public:
+  explicit JoinedMasters(GPT& model);
+  ~JoinedMasters();
+  JoinedMasters(const JoinedMasters&) = delete;
+  JoinedMasters& operator=(const JoinedMasters&) = delete;
+
+ private:
+  GPT& model_;
+  bool was_split_;
+};
 
 GPT gpt_create(const GPTConfig& config);
 // The same over an existing store (a loaded checkpoint's), which must come

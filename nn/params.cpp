@@ -2,6 +2,7 @@
 #include "nn/params.h"
 
 #include "autograd/base/check.h"
+#include "autograd/kernels/split_master.h"
 
 namespace nn {
 
@@ -112,6 +113,7 @@ ParamLayout param_layout(const GPTConfig& c) {
 float* ParameterStore::param(const std::string& name) {
   const ParamInfo* p = find(name);
   TG_CHECK(p != nullptr);
+  TG_CHECK(!split || p->offset >= n_decay);  // a split master is no float
   return params.data() + p->offset;
 }
 
@@ -119,6 +121,18 @@ float* ParameterStore::grad(const std::string& name) {
   const ParamInfo* p = find(name);
   TG_CHECK(p != nullptr);
   return grads.data() + p->offset;
+}
+
+void split_masters(ParameterStore& store) {
+  if (store.split) return;
+  kernels::split_master_in_place(store.params.data(), store.n_decay);
+  store.split = true;
+}
+
+void join_masters(ParameterStore& store) {
+  if (!store.split) return;
+  kernels::join_master_in_place(store.params.data(), store.n_decay);
+  store.split = false;
 }
 
 ParameterStore parameter_store_create(const GPTConfig& config, bool training) {

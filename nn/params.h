@@ -86,13 +86,23 @@ ParamLayout param_layout(const GPTConfig& config);
 // The layout with its four flat buffers.
 struct ParameterStore : ParamLayout {
   autograd::FloatBuffer params, grads, m, v;
-  // bf16 copies of params, same offsets; empty unless the run is bf16
-  // (nn::gpt_set_precision in gpt.h).
-  autograd::Bf16Buffer params_bf16;
+  // In a bf16 run (nn::gpt_set_precision in gpt.h) the 2-D tensors' float32
+  // masters, params[0, n_decay), are split (Note [Split master weights] in
+  // autograd/kernels/split_master.h): those bytes hold n_decay bf16 copies,
+  // the `hi` plane the matmuls read, then the masters' n_decay low halves.
+  // The vectors after them stay float32.
+  bool split = false;
+  uint16_t* master_hi() { return reinterpret_cast<uint16_t*>(params.data()); }
+  uint16_t* master_lo() { return master_hi() + n_decay; }
 
   float* param(const std::string& name);  // aborts if absent
   float* grad(const std::string& name);
 };
+
+// Splits the float32 masters params[0, n_decay) in place (store.split), or
+// joins them back (Note [Split master weights]); each does nothing if done.
+void split_masters(ParameterStore& store);
+void join_masters(ParameterStore& store);
 
 // Lays out the table for a config and allocates the four zeroed buffers, or
 // only `params` when !training (a converter needs no gradients or moments,

@@ -85,6 +85,11 @@ class Distributed {
   // The waits are added to reduce_seconds().
   void all_gather_slices(float* x, int64_t slice, int64_t n);
   void all_gather_slices(double* x, int64_t slice, int64_t n);
+  void all_gather_slices(uint16_t* x, int64_t slice, int64_t n);
+  // The same over elements [begin, n) of the slices only, x pointing at
+  // element begin: the float32 part of a bf16 run's store (Note [Split
+  // master weights]).
+  void all_gather_slices(float* x, int64_t slice, int64_t begin, int64_t n);
   void gather_slices(const float* mine, float* full, int64_t slice, int64_t n);
   bool any(bool flag);
   int first_rank_with(bool flag);  // size() when no rank has it
@@ -108,7 +113,8 @@ class Distributed {
   void wait(void* requests, int n);  // MPI_Request[n], bounded (Note [Stall timeout])
   template <typename Done>
   void wait_until(Done done);  // until done() is true, bounded the same way
-  void all_gather_slices(void* x, int64_t slice, int64_t n, bool doubles);
+  enum class Element { Float, Double, Uint16 };
+  void all_gather_slices(void* x, int64_t slice, int64_t begin, int64_t n, Element type);
 };
 
 // Whether micro-batch k of K belongs to `rank` of `size` (size divides K).

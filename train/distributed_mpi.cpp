@@ -302,40 +302,54 @@ double Distributed::sum(double v) {
 
 namespace {
 
-// Each rank's count and displacement for slices of `slice` floats over n.
-void slice_counts(int64_t slice, int64_t n, int size, std::vector<int>* counts, std::vector<int>* displs) {
+// Each rank's count and displacement for slices of `slice` elements over
+// [begin, n), displacements counted from begin.
+void slice_counts(int64_t slice, int64_t begin, int64_t n, int size, std::vector<int>* counts,
+                  std::vector<int>* displs) {
   TG_CHECK(slice > 0 && slice < (int64_t{1} << 31) && (size - 1) * slice < (int64_t{1} << 31));
   counts->assign(static_cast<size_t>(size), 0);
   displs->assign(static_cast<size_t>(size), 0);
   for (int r = 0; r < size; ++r) {
-    const int64_t b = std::min(n, r * slice), e = std::min(n, (r + 1) * slice);
+    const int64_t b = std::clamp(r * slice, begin, n), e = std::clamp((r + 1) * slice, begin, n);
     (*counts)[r] = static_cast<int>(e - b);
-    (*displs)[r] = static_cast<int>(b);
+    (*displs)[r] = static_cast<int>(b - begin);
   }
 }
 
 }  // namespace
 
-void Distributed::all_gather_slices(void* x, int64_t slice, int64_t n, bool doubles) {
+void Distributed::all_gather_slices(void* x, int64_t slice, int64_t begin, int64_t n, Element element) {
   if (!mpi_ || size_ == 1) return;
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<int>& counts = mpi_handles_->counts;
   std::vector<int>& displs = mpi_handles_->displs;
-  slice_counts(slice, n, size_, &counts, &displs);  // no allocation after the first call
-  const MPI_Datatype type = doubles ? MPI_DOUBLE : MPI_FLOAT;
+  slice_counts(slice, begin, n, size_, &counts, &displs);  // no allocation after the first call
+  const MPI_Datatype type = element == Element::Double ? MPI_DOUBLE
+                            : element == Element::Float ? MPI_FLOAT
+                                                        : MPI_UINT16_T;
   MPI_Request request;
   MPI_Iallgatherv(MPI_IN_PLACE, 0, type, x, counts.data(), displs.data(), type, MPI_COMM_WORLD, &request);
   wait(&request, 1);
   reduce_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void Distributed::all_gather_slices(float* x, int64_t slice, int64_t n) { all_gather_slices(x, slice, n, false); }
-void Distributed::all_gather_slices(double* x, int64_t slice, int64_t n) { all_gather_slices(x, slice, n, true); }
+void Distributed::all_gather_slices(float* x, int64_t slice, int64_t n) {
+  all_gather_slices(x, slice, 0, n, Element::Float);
+}
+void Distributed::all_gather_slices(double* x, int64_t slice, int64_t n) {
+  all_gather_slices(x, slice, 0, n, Element::Double);
+}
+void Distributed::all_gather_slices(uint16_t* x, int64_t slice, int64_t n) {
+  all_gather_slices(x, slice, 0, n, Element::Uint16);
+}
+void Distributed::all_gather_slices(float* x, int64_t slice, int64_t begin, int64_t n) {
+  all_gather_slices(x, slice, begin, n, Element::Float);
+}
 
 void Distributed::gather_slices(const float* mine, float* full, int64_t slice, int64_t n) {
   std::vector<int>& counts = mpi_handles_->counts;
   std::vector<int>& displs = mpi_handles_->displs;
-  slice_counts(slice, n, size_, &counts, &displs);
+  slice_counts(slice, 0, n, size_, &counts, &displs);
   if (rank_ == 0 && counts[0] > 0) std::memcpy(full, mine, static_cast<size_t>(counts[0]) * sizeof(float));
   if (!mpi_ || size_ == 1) return;
   const auto t0 = std::chrono::steady_clock::now();

@@ -25,6 +25,8 @@ void Distributed::wait_sums() {}
 double Distributed::sum(double v) { return v; }
 void Distributed::all_gather_slices(float*, int64_t, int64_t) {}
 void Distributed::all_gather_slices(double*, int64_t, int64_t) {}
+void Distributed::all_gather_slices(uint16_t*, int64_t, int64_t) {}
+void Distributed::all_gather_slices(float*, int64_t, int64_t, int64_t) {}
 void Distributed::gather_slices(const float* mine, float* full, int64_t, int64_t n) {
   if (mine != full) std::memcpy(full, mine, static_cast<size_t>(n) * sizeof(float));
 }

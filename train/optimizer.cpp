@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autograd/base/check.h"
 #include "autograd/kernels/kernels.h"
 
 namespace train {
@@ -18,20 +19,23 @@ float clip_factor(const AdamWConfig& cfg, double norm) {
   return 1.0f;
 }
 
-uint16_t* bf16_copy_at(nn::ParameterStore& s, int64_t offset) {
-  return s.params_bf16.size() == 0 ? nullptr : s.params_bf16.data() + offset;
+void adamw_update_range(nn::ParameterStore& s, int64_t offset, int64_t n, float* m, float* v,
+                        const AdamWConfig& cfg, float lr, float weight_decay, int64_t step, float grad_scale) {
+  TG_CHECK(!s.split || offset >= s.n_decay || offset + n <= s.n_decay);
+  if (s.split && offset < s.n_decay)
+    kernels::adamw_update_split(s.master_hi() + offset, s.master_lo() + offset, m, v, s.grads.data() + offset, n,
+                                lr, cfg.beta1, cfg.beta2, cfg.eps, weight_decay, step, grad_scale);
+  else
+    kernels::adamw_update(s.params.data() + offset, m, v, s.grads.data() + offset, n, lr, cfg.beta1, cfg.beta2,
+                          cfg.eps, weight_decay, step, grad_scale);
 }
 
 void adamw_update(nn::ParameterStore& s, const AdamWConfig& cfg, float lr, int64_t step,
                   float grad_scale) {
   // The table puts every decayed (2-D) tensor in [0, n_decay): two passes.
-  kernels::adamw_update(s.params.data(), s.m.data(), s.v.data(), s.grads.data(), s.n_decay, lr,
-                        cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay, step, grad_scale,
-                        bf16_copy_at(s, 0));
-  const int64_t rest = s.total - s.n_decay;
-  kernels::adamw_update(s.params.data() + s.n_decay, s.m.data() + s.n_decay,
-                        s.v.data() + s.n_decay, s.grads.data() + s.n_decay, rest, lr, cfg.beta1,
-                        cfg.beta2, cfg.eps, 0.0f, step, grad_scale, bf16_copy_at(s, s.n_decay));
+  adamw_update_range(s, 0, s.n_decay, s.m.data(), s.v.data(), cfg, lr, cfg.weight_decay, step, grad_scale);
+  adamw_update_range(s, s.n_decay, s.total - s.n_decay, s.m.data() + s.n_decay, s.v.data() + s.n_decay, cfg, lr, 0.0f,
+              step, grad_scale);
 }
 
 const char* optimizer_name(OptimizerKind kind) { return kind == OptimizerKind::Muon ? "muon" : "adamw"; }
@@ -45,8 +49,8 @@ bool optimizer_parse(const std::string& name, OptimizerKind* kind) {
 
 bool muon_owns(nn::ParamRole role) { return nn::is_block_linear_weight(role); }
 
-Muon::Muon(const nn::ParamLayout& layout, const MuonConfig& cfg, double peak_lr, bool bf16)
-    : bf16_(bf16), momentum_(cfg.momentum), adamw_lr_scale_(cfg.adamw_lr / peak_lr) {
+Muon::Muon(const nn::ParamLayout& layout, const MuonConfig& cfg, double peak_lr)
+    : momentum_(cfg.momentum), adamw_lr_scale_(cfg.adamw_lr / peak_lr) {
   int64_t scratch = 0;
   for (const nn::ParamInfo& p : layout.table) {
     if (muon_owns(p.role)) {
@@ -61,20 +65,23 @@ Muon::Muon(const nn::ParamLayout& layout, const MuonConfig& cfg, double peak_lr,
 
 void Muon::update(nn::ParameterStore& s, const AdamWConfig& cfg, float lr, int64_t step,
                   float grad_scale) {
-  for (const Matrix& w : matrices_)
-    kernels::muon_update(s.params.data() + w.offset, s.m.data() + w.offset, s.grads.data() + w.offset,
-                         scratch_.data(), w.rows, w.cols, lr, momentum_, cfg.weight_decay, grad_scale, bf16_,
-                         bf16_copy_at(s, w.offset));
+  for (const Matrix& w : matrices_) {
+    float* m = s.m.data() + w.offset;
+    float* grad = s.grads.data() + w.offset;
+    if (s.split)
+      kernels::muon_update_split(s.master_hi() + w.offset, s.master_lo() + w.offset, m, grad, scratch_.data(),
+                                 w.rows, w.cols, lr, momentum_, cfg.weight_decay, grad_scale);
+    else
+      kernels::muon_update(s.params.data() + w.offset, m, grad, scratch_.data(), w.rows, w.cols, lr, momentum_,
+                           cfg.weight_decay, grad_scale);
+  }
   const float adamw_lr = static_cast<float>(static_cast<double>(lr) * adamw_lr_scale_);
   for (const Span& t : decayed_)
-    kernels::adamw_update(s.params.data() + t.offset, s.m.data() + t.offset, s.v.data() + t.offset,
-                          s.grads.data() + t.offset, t.numel, adamw_lr, cfg.beta1, cfg.beta2, cfg.eps,
-                          cfg.weight_decay, step, grad_scale, bf16_copy_at(s, t.offset));
+    adamw_update_range(s, t.offset, t.numel, s.m.data() + t.offset, s.v.data() + t.offset, cfg, adamw_lr,
+                cfg.weight_decay, step, grad_scale);
   // The vectors, contiguous after the 2-D tensors (nn::ParamLayout).
-  const int64_t rest = s.total - s.n_decay;
-  kernels::adamw_update(s.params.data() + s.n_decay, s.m.data() + s.n_decay, s.v.data() + s.n_decay,
-                        s.grads.data() + s.n_decay, rest, adamw_lr, cfg.beta1, cfg.beta2, cfg.eps, 0.0f,
-                        step, grad_scale, bf16_copy_at(s, s.n_decay));
+  adamw_update_range(s, s.n_decay, s.total - s.n_decay, s.m.data() + s.n_decay, s.v.data() + s.n_decay, cfg, adamw_lr,
+              0.0f, step, grad_scale);
 }
 
 }  // namespace train

@@ -22,10 +22,6 @@ struct AdamWConfig {
   float grad_clip = 1.0f;  // 0 disables clipping
 };
 
-// Where the parameter at `offset` has its bf16 copy in store.params_bf16,
-// or null in a float32 run (no copies): what the update kernels take.
-uint16_t* bf16_copy_at(nn::ParameterStore& store, int64_t offset);
-
 // Global L2 norm of all gradients (deterministic for any thread count).
 double grad_norm(const nn::ParameterStore& store);
 
@@ -38,11 +34,16 @@ float clip_factor(const AdamWConfig& cfg, double norm);
 // optimizer pass]: the kernel writes 0 into each gradient right after
 // reading it, so clipping's scale, the update and the zeroing the next
 // backward needs (it adds into the gradients) are one sweep over memory. In a
-// bf16 run (store.params_bf16 not empty) the same sweep rounds each new
-// weight into its bf16 copy, so the copies are current when it returns;
-// Muon::update and OptimizerShard::update keep them current likewise.
+// bf16 run (store.split) the sweep reads and writes the 2-D tensors' split
+// masters, so their bf16 copies are current when it returns; Muon::update
+// and OptimizerShard::update likewise.
 void adamw_update(nn::ParameterStore& store, const AdamWConfig& cfg, float lr, int64_t step,
                   float grad_scale);
+// The same over n elements from `offset`, with moments m[n] and v[n] and
+// this weight decay: split masters inside a bf16 run's 2-D prefix, float32
+// after it (the range must not straddle n_decay).
+void adamw_update_range(nn::ParameterStore& store, int64_t offset, int64_t n, float* m, float* v,
+                        const AdamWConfig& cfg, float lr, float weight_decay, int64_t step, float grad_scale);
 
 // Note [Muon]
 // Muon (Keller Jordan, 2024; modded-nanoGPT's speedrun, nanochat) updates a
@@ -106,13 +107,13 @@ bool muon_owns(nn::ParamRole role);
 class Muon {
  public:
   // peak_lr is the run's --lr (Muon's), against which adamw_lr is scaled.
-  // bf16: Newton–Schulz's products with bf16 operands, as a bf16 run's
-  // matmuls (kernels::newton_schulz_bf16).
-  Muon(const nn::ParamLayout& layout, const MuonConfig& cfg, double peak_lr, bool bf16 = false);
+  Muon(const nn::ParamLayout& layout, const MuonConfig& cfg, double peak_lr);
 
   // One step as adamw_update: the block matrices by Muon at lr, the rest by
   // AdamW at lr·adamw_lr/peak_lr (step for its bias correction), each
-  // gradient read times grad_scale, then left zero.
+  // gradient read times grad_scale, then left zero. In a bf16 run (store
+  // split) Newton–Schulz's products have bf16 operands, as the run's
+  // matmuls (kernels::muon_update_split).
   void update(nn::ParameterStore& store, const AdamWConfig& cfg, float lr, int64_t step,
               float grad_scale);
 
@@ -124,7 +125,6 @@ class Muon {
     int64_t offset, numel;
   };
   std::vector<Matrix> matrices_;  // Muon's
-  bool bf16_ = false;
   std::vector<Span> decayed_;     // AdamW's 2-D tensors (wte, wpe, lm_head); the vectors are [n_decay, total)
   float momentum_;
   double adamw_lr_scale_;         // adamw_lr / peak_lr

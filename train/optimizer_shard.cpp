@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include "autograd/base/check.h"
-#include "autograd/kernels/bf16.h"
 #include "autograd/kernels/kernels.h"
 
 namespace train {
@@ -45,22 +44,19 @@ void OptimizerShard::update(nn::ParameterStore& s, const AdamWConfig& cfg, float
   // the same two passes as adamw_update, over this rank's elements.
   const int64_t decay_end = std::min(end_, s.n_decay), rest_begin = std::max(begin_, s.n_decay);
   if (decay_end > begin_)
-    kernels::adamw_update(s.params.data() + begin_, m_.data(), v_.data(), s.grads.data() + begin_,
-                          decay_end - begin_, lr, cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay, step,
-                          grad_scale, bf16_copy_at(s, begin_));
+    adamw_update_range(s, begin_, decay_end - begin_, m_.data(), v_.data(), cfg, lr, cfg.weight_decay, step,
+                       grad_scale);
   if (end_ > rest_begin)
-    kernels::adamw_update(s.params.data() + rest_begin, m_.data() + (rest_begin - begin_),
-                          v_.data() + (rest_begin - begin_), s.grads.data() + rest_begin, end_ - rest_begin, lr,
-                          cfg.beta1, cfg.beta2, cfg.eps, 0.0f, step, grad_scale, bf16_copy_at(s, rest_begin));
+    adamw_update_range(s, rest_begin, end_ - rest_begin, m_.data() + (rest_begin - begin_),
+                       v_.data() + (rest_begin - begin_), cfg, lr, 0.0f, step, grad_scale);
   // The kernel zeroed this rank's gradients; the next backward adds into all.
   std::memset(s.grads.data(), 0, static_cast<size_t>(begin_) * sizeof(float));
   std::memset(s.grads.data() + end_, 0, static_cast<size_t>(s.total - end_) * sizeof(float));
-  dist_.all_gather_slices(s.params.data(), shard_, s.total);
-  // The other ranks' slices arrive as float32: round them into their copies.
-  if (uint16_t* bf16 = bf16_copy_at(s, 0)) {
-    kernels::round_to_bf16(bf16, s.params.data(), begin_);
-    kernels::round_to_bf16(bf16 + end_, s.params.data() + end_, s.total - end_);
-  }
+  if (!s.split) return dist_.all_gather_slices(s.params.data(), shard_, s.total);
+  // A bf16 run's store: each plane of the split prefix, then the floats.
+  dist_.all_gather_slices(s.master_hi(), shard_, s.n_decay);
+  dist_.all_gather_slices(s.master_lo(), shard_, s.n_decay);
+  dist_.all_gather_slices(s.params.data() + s.n_decay, shard_, s.n_decay, s.total);
 }
 
 const float* OptimizerShard::gather_moment(nn::ParameterStore& store, int which) {

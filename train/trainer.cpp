@@ -117,7 +117,7 @@ class Trainer {
       model.store.v.resize(model.store.total);
     }
     if (o.optimizer == OptimizerKind::Muon) {  // Note [Muon]; options_error refused a shard
-      muon_ = std::make_unique<Muon>(model.store, o.muon, o.schedule.lr, model.precision == nn::Precision::Bf16);
+      muon_ = std::make_unique<Muon>(model.store, o.muon, o.schedule.lr);
       step_.set_muon(muon_.get());
     }
     const int64_t V = model.config.vocab_size, T = model.config.block_size;
@@ -207,6 +207,7 @@ void Trainer::save(const std::string& path, bool with_optimizer, checkpoints::Mo
   meta.optimizer.eps = o_.adamw.eps;
   meta.optimizer.weight_decay = o_.adamw.weight_decay;
   meta.tokenizer = tokenizer_;
+  const nn::JoinedMasters joined(model_);  // a file holds float32 masters
   checkpoints::save_checkpoint(path, meta, model_.store, with_optimizer, moments);
 }
 

@@ -8,8 +8,9 @@
 //   8 exponent bits, 7 mantissa bits), so widening is a shift and float
 //   code reads it back exactly (bf16_to_float).
 // - Operands are bf16, rounded from float32 to nearest, ties to even, by
-//   float_to_bf16 (a weight's bf16 copy is written by the optimizer's pass,
-//   with the weight: adamw_update and muon_apply in kernels.h). Products of
+//   float_to_bf16 (a weight's bf16 copy is half of its split master,
+//   written by the optimizer's pass: adamw_update_split and
+//   muon_update_split in kernels.h, split_master.h). Products of
 //   two bf16 values are exact in float32
 //   (8 + 8 significant bits ≤ 24), so a bf16 matmul's only error beyond the
 //   operands' rounding is the float32 summation: the same bound as the
@@ -56,13 +57,16 @@ inline float bf16_to_float(uint16_t b) {
 // largest): both right. NaN is kept apart, since the addition could carry its
 // payload into Inf; setting the top mantissa bit keeps it a (quiet) NaN.
 // Inline, so the optimizer's pass can write a weight's bf16 copy as it
-// writes the weight (train/optimizer.h).
-inline uint16_t float_to_bf16(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
+// writes the weight (train/optimizer.h). On the float's bits u:
+inline uint16_t float_bits_to_bf16(uint32_t u) {
   const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
   const uint32_t quiet_nan = (u >> 16) | 0x40u;
   return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
+}
+inline uint16_t float_to_bf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  return float_bits_to_bf16(u);
 }
 
 // out[i] = in[i] rounded to bf16, to nearest with ties to even; ±Inf stay,

@@ -2,23 +2,28 @@
 #include <algorithm>
 
 #include "autograd/kernels/kernels.h"
+#include "autograd/kernels/split_master.h"
 
 namespace kernels {
 
-void embedding_forward(float* out, const int32_t* ids, const float* wte, const float* wpe,
-                       int64_t B, int64_t T, int64_t C) {
+void embedding_forward(float* out, const int32_t* ids, MasterValues wte, MasterValues wpe, int64_t B,
+                       int64_t T, int64_t C) {
 #pragma omp parallel for schedule(static) if (B * T * C > 32768)
   for (int64_t bt = 0; bt < B * T; ++bt) {
     const int64_t t = bt % T;
-    const float* tok = wte + static_cast<int64_t>(ids[bt]) * C;
+    const int64_t tok = static_cast<int64_t>(ids[bt]) * C;
     float* o = out + bt * C;
-    if (!wpe) {  // no position table (RoPE rotates q and k instead)
-      for (int64_t c = 0; c < C; ++c) o[c] = tok[c];
+    if (!wpe.defined()) {  // no position table (RoPE rotates q and k instead)
+      for (int64_t c = 0; c < C; ++c) o[c] = wte[tok + c];
       continue;
     }
-    const float* pos = wpe + t * C;
-    for (int64_t c = 0; c < C; ++c) o[c] = tok[c] + pos[c];
+    for (int64_t c = 0; c < C; ++c) o[c] = wte[tok + c] + wpe[t * C + c];
   }
+}
+
+void embedding_forward(float* out, const int32_t* ids, const float* wte, const float* wpe, int64_t B,
+                       int64_t T, int64_t C) {
+  embedding_forward(out, ids, MasterValues{wte}, MasterValues{wpe}, B, T, C);
 }
 
 void embedding_backward(float* dwte, float* dwpe, const float* dout, const int32_t* ids,

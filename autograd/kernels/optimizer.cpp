@@ -8,6 +8,7 @@
 #include "autograd/kernels/bf16.h"
 #include "autograd/kernels/kernels.h"
 #include "autograd/kernels/reduce.h"
+#include "autograd/kernels/split_master.h"
 #include "autograd/kernels/sgemm.h"
 
 namespace kernels {
@@ -62,38 +63,28 @@ void scale_inplace(float* x, float s, int64_t n) {
 
 namespace {
 
-// The AdamW loop, writing each new weight's bf16 copy too when kBf16: a
-// template rather than a test of the pointer per element, so that both
-// loops vectorise.
-template <bool kBf16>
-void adamw_loop(float* param, uint16_t* param_bf16, float* m, float* v, float* grad, int64_t n,
-                float step_size, float bc2_sqrt, float decay, float beta1, float beta2, float eps,
-                float grad_scale) {
-  const float one_minus_b1 = 1.0f - beta1, one_minus_b2 = 1.0f - beta2;
-#pragma omp parallel for simd schedule(static) if (n > 32768)
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = grad[i] * grad_scale;
-    grad[i] = 0.0f;
-    float p = param[i] * decay;
-    const float mi = mul_add(m[i], beta1, one_minus_b1 * g);
-    const float vi = mul_add(v[i], beta2, one_minus_b2 * (g * g));
-    m[i] = mi;
-    v[i] = vi;
-    const float denom = std::sqrt(vi) / bc2_sqrt + eps;
-    // The fmas are written out: they are what gcc's contraction made of the
-    // scalar loop, and left to contraction the vectorised loop fused
-    // param·decay into the last line instead (other bits).
-    p = mul_add(-step_size, mi / denom, p);
-    param[i] = p;
-    if constexpr (kBf16) param_bf16[i] = float_to_bf16(p);
+// Where an update reads and writes its weights: a float32 buffer, or split
+// masters' two planes (Note [Split master weights] in split_master.h). A
+// template argument rather than a test per element, so both loops vectorise.
+struct FloatMasters {
+  float* p;
+  float load(int64_t i) const { return p[i]; }
+  void store(int64_t i, float x) const { p[i] = x; }
+};
+struct SplitMasters {
+  uint16_t* hi;
+  uint16_t* lo;
+  float load(int64_t i) const { return join_master(hi[i], lo[i]); }
+  void store(int64_t i, float x) const {
+    const uint32_t u = master_bits(x);
+    hi[i] = master_hi(u);
+    lo[i] = master_lo(u);
   }
-}
+};
 
-}  // namespace
-
-void adamw_update(float* param, float* m, float* v, float* grad, int64_t n, float lr,
-                  float beta1, float beta2, float eps, float weight_decay, int64_t step,
-                  float grad_scale, uint16_t* param_bf16) {
+template <class Masters>
+void adamw_loop(Masters param, float* m, float* v, float* grad, int64_t n, float lr, float beta1,
+                float beta2, float eps, float weight_decay, int64_t step, float grad_scale) {
   // Same operation order as torch.optim.AdamW (single-tensor path) so the
   // float results match PyTorch's. The loop vectorises only because the
   // library is built without errno (Note [No errno in kernels], in
@@ -103,10 +94,40 @@ void adamw_update(float* param, float* m, float* v, float* grad, int64_t n, floa
   const float step_size = static_cast<float>(lr / bc1);
   const float bc2_sqrt = static_cast<float>(std::sqrt(bc2));
   const float decay = static_cast<float>(1.0 - static_cast<double>(lr) * weight_decay);
-  if (param_bf16)
-    adamw_loop<true>(param, param_bf16, m, v, grad, n, step_size, bc2_sqrt, decay, beta1, beta2, eps, grad_scale);
-  else
-    adamw_loop<false>(param, nullptr, m, v, grad, n, step_size, bc2_sqrt, decay, beta1, beta2, eps, grad_scale);
+  const float one_minus_b1 = 1.0f - beta1, one_minus_b2 = 1.0f - beta2;
+  // firstprivate: each thread's own copy of the pointers, which the
+  // vectoriser then sees do not change in the loop (shared, the split
+  // loop ran one element at a time, 4x slower).
+#pragma omp parallel for simd schedule(static) firstprivate(param) if (n > 32768)
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grad[i] * grad_scale;
+    grad[i] = 0.0f;
+    float p = param.load(i) * decay;
+    const float mi = mul_add(m[i], beta1, one_minus_b1 * g);
+    const float vi = mul_add(v[i], beta2, one_minus_b2 * (g * g));
+    m[i] = mi;
+    v[i] = vi;
+    const float denom = std::sqrt(vi) / bc2_sqrt + eps;
+    // The fmas are written out: they are what gcc's contraction made of the
+    // scalar loop, and left to contraction the vectorised loop fused
+    // param·decay into the last line instead (other bits).
+    p = mul_add(-step_size, mi / denom, p);
+    param.store(i, p);
+  }
+}
+
+}  // namespace
+
+void adamw_update(float* param, float* m, float* v, float* grad, int64_t n, float lr,
+                  float beta1, float beta2, float eps, float weight_decay, int64_t step,
+                  float grad_scale) {
+  adamw_loop(FloatMasters{param}, m, v, grad, n, lr, beta1, beta2, eps, weight_decay, step, grad_scale);
+}
+
+void adamw_update_split(uint16_t* hi, uint16_t* lo, float* m, float* v, float* grad, int64_t n, float lr,
+                        float beta1, float beta2, float eps, float weight_decay, int64_t step,
+                        float grad_scale) {
+  adamw_loop(SplitMasters{hi, lo}, m, v, grad, n, lr, beta1, beta2, eps, weight_decay, step, grad_scale);
 }
 
 int64_t newton_schulz_scratch_floats(int64_t R, int64_t K) {
@@ -192,28 +213,42 @@ void newton_schulz_bf16(float* x, float* scratch, int64_t R, int64_t K, int step
   newton_schulz_loop(x, scratch, R, K, steps, true);
 }
 
-void muon_apply(float* param, const float* x, int64_t rows, int64_t cols, float lr,
-                float weight_decay, uint16_t* param_bf16) {
+namespace {
+
+template <class Masters>
+void muon_apply_loop(Masters param, const float* x, int64_t rows, int64_t cols, float lr, float weight_decay) {
   const float decay = static_cast<float>(1.0 - static_cast<double>(lr) * weight_decay);
   const double shape_scale = std::sqrt(std::max(1.0, static_cast<double>(rows) / static_cast<double>(cols)));
   const float step_size = static_cast<float>(static_cast<double>(lr) * shape_scale);
   const bool tall = rows > cols;  // x is [cols, rows]
-#pragma omp parallel for schedule(static) if (rows * cols > 32768)
+#pragma omp parallel for schedule(static) firstprivate(param) if (rows * cols > 32768)
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) {
       const int64_t i = r * cols + c;
-      param[i] = mul_add(-step_size, x[tall ? c * rows + r : i], param[i] * decay);
-      if (param_bf16) param_bf16[i] = float_to_bf16(param[i]);
+      param.store(i, mul_add(-step_size, x[tall ? c * rows + r : i], param.load(i) * decay));
     }
 }
 
+}  // namespace
+
+void muon_apply(float* param, const float* x, int64_t rows, int64_t cols, float lr, float weight_decay) {
+  muon_apply_loop(FloatMasters{param}, x, rows, cols, lr, weight_decay);
+}
+
 void muon_update(float* param, float* m, float* grad, float* scratch, int64_t rows, int64_t cols,
-                 float lr, float momentum, float weight_decay, float grad_scale, bool bf16,
-                 uint16_t* param_bf16) {
+                 float lr, float momentum, float weight_decay, float grad_scale, bool bf16) {
   float* x = scratch;  // [min, max] of rows and cols
   muon_momentum(x, m, grad, rows, cols, momentum, grad_scale);
   newton_schulz_loop(x, scratch + rows * cols, std::min(rows, cols), std::max(rows, cols), kMuonSteps, bf16);
-  muon_apply(param, x, rows, cols, lr, weight_decay, param_bf16);
+  muon_apply(param, x, rows, cols, lr, weight_decay);
+}
+
+void muon_update_split(uint16_t* hi, uint16_t* lo, float* m, float* grad, float* scratch, int64_t rows,
+                       int64_t cols, float lr, float momentum, float weight_decay, float grad_scale) {
+  float* x = scratch;
+  muon_momentum(x, m, grad, rows, cols, momentum, grad_scale);
+  newton_schulz_loop(x, scratch + rows * cols, std::min(rows, cols), std::max(rows, cols), kMuonSteps, true);
+  muon_apply_loop(SplitMasters{hi, lo}, x, rows, cols, lr, weight_decay);
 }
 
 }  // namespace kernels

@@ -195,54 +195,6 @@ TEST_CASE("round_to_bf16 rounds to nearest, ties to even, at the edges", "[bf16]
   }
 }
 
-TEST_CASE("the optimizer kernels write each new weight's bf16 copy as they write the weight", "[bf16]") {
-  // A bf16 run's copies come from the update's own pass (train/optimizer.h):
-  // the weights, moments and zeroed gradients must be the bits the pass
-  // without copies gives, and each copy round_to_bf16 of its new weight.
-  // Random weights have random low halves, so a truncating or missing
-  // rounding differs from round_to_bf16 on about half of them.
-  tg::Rng rng(41);
-  auto random_floats = [&rng](int64_t n, double scale) {
-    FVec x(n);
-    for (float& f : x) f = static_cast<float>(scale * rng.normal());
-    return x;
-  };
-  auto same_bits = [](const FVec& a, const FVec& b) {
-    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-  };
-  SECTION("adamw_update, threaded (n > 32K) and not") {
-    for (int64_t n : {int64_t{1001}, int64_t{100003}}) {
-      const FVec p0 = random_floats(n, 0.02), m0 = random_floats(n, 1e-3), g0 = random_floats(n, 1e-2);
-      FVec v0 = random_floats(n, 1e-4);
-      for (float& x : v0) x = std::fabs(x);
-      FVec p = p0, m = m0, v = v0, g = g0;
-      kernels::adamw_update(p.data(), m.data(), v.data(), g.data(), n, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 5, 0.7f);
-      FVec pb = p0, mb = m0, vb = v0, gb = g0;
-      std::vector<uint16_t> copy(n, 0xffff);
-      kernels::adamw_update(pb.data(), mb.data(), vb.data(), gb.data(), n, 6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, 5, 0.7f,
-                            copy.data());
-      INFO("n = " << n);
-      CHECK(same_bits(p, pb));
-      CHECK(same_bits(m, mb));
-      CHECK(same_bits(v, vb));
-      CHECK(same_bits(g, gb));
-      CHECK(copy == to_bf16(pb));
-    }
-  }
-  SECTION("muon_apply, wide and tall") {
-    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{96, 400}, std::pair<int64_t, int64_t>{400, 96}}) {
-      const FVec p0 = random_floats(rows * cols, 0.02), x = random_floats(rows * cols, 0.05);
-      FVec p = p0, pb = p0;
-      std::vector<uint16_t> copy(rows * cols, 0xffff);
-      kernels::muon_apply(p.data(), x.data(), rows, cols, 0.02f, 0.1f);
-      kernels::muon_apply(pb.data(), x.data(), rows, cols, 0.02f, 0.1f, copy.data());
-      INFO(rows << " x " << cols);
-      CHECK(same_bits(p, pb));
-      CHECK(copy == to_bf16(pb));
-    }
-  }
-}
-
 TEST_CASE("round_to_bf16 agrees with the double reference on every class of float", "[bf16]") {
   // Every bf16 (all 65,536 upper halves) with the lower halves at and
   // around the tie, then random bit patterns; one call of over 64K values

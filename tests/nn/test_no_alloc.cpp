@@ -198,7 +198,7 @@ TEST_CASE("a training step allocates nothing after the first", "[alloc]") {
     const int64_t B = 4, K = 2;
     train::TokenFileBatches batches(file, sampler, B, c.block_size, 0);
     train::TrainStep step(m, train::StepShape{B, c.block_size, K});
-    train::Muon muon(m.store, train::MuonConfig{}, 0.02, bf16);
+    train::Muon muon(m.store, train::MuonConfig{}, 0.02);
     if (with_muon) step.set_muon(&muon);
     tg::Rng rng(5);
     int64_t step_number = 0;

@@ -5,6 +5,7 @@
 // kernels on split masters give the float32 kernels' bits.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -119,8 +120,9 @@ TEST_CASE("split_master_in_place and join_master_in_place move every value where
     FVec buf = x;
     kernels::split_master_in_place(buf.data(), n);
     std::vector<uint16_t> hi(static_cast<size_t>(n)), lo(static_cast<size_t>(n));
-    std::memcpy(hi.data(), buf.data(), static_cast<size_t>(n) * sizeof(uint16_t));
-    std::memcpy(lo.data(), reinterpret_cast<const uint16_t*>(buf.data()) + n, static_cast<size_t>(n) * sizeof(uint16_t));
+    const uint16_t* planes = reinterpret_cast<const uint16_t*>(buf.data());
+    std::copy_n(planes, n, hi.begin());
+    std::copy_n(planes + n, n, lo.begin());
     check_planes_hold(hi, lo, x);
     kernels::join_master_in_place(buf.data(), n);
     int64_t wrong = 0;

@@ -35,6 +35,7 @@
 #include "autograd/kernels/bf16.h"
 #include "autograd/kernels/kernels.h"
 #include "autograd/kernels/reference.h"
+#include "support/bits.h"
 #include "support/float_bounds.h"
 #include "support/gradcheck.h"
 #include "support/no_skip.h"
@@ -47,16 +48,8 @@ using FVec = std::vector<float>;
 
 namespace {
 
-uint32_t bits_of(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-}
-float float_of(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, sizeof f);
-  return f;
-}
+using testing::bits_of;
+using testing::float_of;
 
 uint16_t round_one(uint32_t float_bits) {
   const float f = float_of(float_bits);

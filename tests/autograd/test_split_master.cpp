@@ -14,23 +14,16 @@
 #include "autograd/kernels/bf16.h"
 #include "autograd/kernels/kernels.h"
 #include "autograd/kernels/split_master.h"
+#include "support/bits.h"
 #include "support/no_skip.h"
 
 namespace {
 
 using FVec = std::vector<float>;
 
-uint32_t bits_of(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-}
-
-float from_bits(uint32_t u) {
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
+using testing::bits_of;
+using testing::float_of;
+using testing::same_bits;
 
 // What a split master reads back as, worked out on the bits: x itself, or
 // one unit in the last place up when it lies halfway between two bf16
@@ -58,10 +51,6 @@ FVec random_floats(tg::Rng& rng, int64_t n, double scale) {
   return x;
 }
 
-bool same_bits(const FVec& a, const FVec& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 // The float32 values split masters read back as, and whether each plane is
 // what split_master makes of `want` (hi: round_to_bf16's copy).
 void check_planes_hold(const std::vector<uint16_t>& hi, const std::vector<uint16_t>& lo, const FVec& want) {
@@ -85,11 +74,11 @@ TEST_CASE("split masters read back exactly but for the nudged tie; the high half
   int64_t nudged = 0;
   for (uint32_t u : in) {
     uint16_t hi, lo;
-    kernels::split_master(from_bits(u), &hi, &lo);
+    kernels::split_master(float_of(u), &hi, &lo);
     const uint32_t back = bits_of(kernels::join_master(hi, lo));
     INFO(std::hex << "x = 0x" << u << ", hi 0x" << hi << ", lo 0x" << lo << ", back 0x" << back);
     // The copy is round_to_bf16's (ties to even) of the master as given.
-    REQUIRE(hi == kernels::float_to_bf16(from_bits(u)));
+    REQUIRE(hi == kernels::float_to_bf16(float_of(u)));
     if (is_nan(u)) {
       REQUIRE(is_nan(back));
       continue;
@@ -98,7 +87,7 @@ TEST_CASE("split masters read back exactly but for the nudged tie; the high half
     nudged += back != u;
     // Splitting what came back gives the same planes: the nudge happens once.
     uint16_t hi2, lo2;
-    kernels::split_master(from_bits(back), &hi2, &lo2);
+    kernels::split_master(float_of(back), &hi2, &lo2);
     REQUIRE((hi2 == hi && lo2 == lo));
   }
   // The halfway values with an odd kept half, 32,768 of the upper halves
@@ -116,7 +105,7 @@ TEST_CASE("split_master_in_place and join_master_in_place move every value where
     INFO("n = " << n);
     FVec x = random_floats(rng, n, 0.02);
     // Some exact ties, both parities, so the nudge is exercised in place too.
-    for (int64_t i = 0; i < n; i += 97) x[static_cast<size_t>(i)] = from_bits((bits_of(x[i]) & 0xffff0000u) | 0x8000u);
+    for (int64_t i = 0; i < n; i += 97) x[static_cast<size_t>(i)] = float_of((bits_of(x[i]) & 0xffff0000u) | 0x8000u);
     FVec buf = x;
     kernels::split_master_in_place(buf.data(), n);
     std::vector<uint16_t> hi(static_cast<size_t>(n)), lo(static_cast<size_t>(n));

@@ -9,6 +9,18 @@
 
 namespace testing {
 
+// A float's bits, and the float of some bits.
+inline uint32_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+inline float float_of(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
 inline bool same_bits(const float* a, const float* b, int64_t n) {
   return n == 0 || std::memcmp(a, b, static_cast<size_t>(n) * sizeof(float)) == 0;
 }

@@ -34,8 +34,8 @@ void adamw_update(nn::ParameterStore& s, const AdamWConfig& cfg, float lr, int64
                   float grad_scale) {
   // The table puts every decayed (2-D) tensor in [0, n_decay): two passes.
   adamw_update_range(s, 0, s.n_decay, s.m.data(), s.v.data(), cfg, lr, cfg.weight_decay, step, grad_scale);
-  adamw_update_range(s, s.n_decay, s.total - s.n_decay, s.m.data() + s.n_decay, s.v.data() + s.n_decay, cfg, lr, 0.0f,
-              step, grad_scale);
+  adamw_update_range(s, s.n_decay, s.total - s.n_decay, s.m.data() + s.n_decay, s.v.data() + s.n_decay, cfg, lr,
+                     0.0f, step, grad_scale);
 }
 
 const char* optimizer_name(OptimizerKind kind) { return kind == OptimizerKind::Muon ? "muon" : "adamw"; }
@@ -78,10 +78,10 @@ void Muon::update(nn::ParameterStore& s, const AdamWConfig& cfg, float lr, int64
   const float adamw_lr = static_cast<float>(static_cast<double>(lr) * adamw_lr_scale_);
   for (const Span& t : decayed_)
     adamw_update_range(s, t.offset, t.numel, s.m.data() + t.offset, s.v.data() + t.offset, cfg, adamw_lr,
-                cfg.weight_decay, step, grad_scale);
+                       cfg.weight_decay, step, grad_scale);
   // The vectors, contiguous after the 2-D tensors (nn::ParamLayout).
-  adamw_update_range(s, s.n_decay, s.total - s.n_decay, s.m.data() + s.n_decay, s.v.data() + s.n_decay, cfg, adamw_lr,
-              0.0f, step, grad_scale);
+  adamw_update_range(s, s.n_decay, s.total - s.n_decay, s.m.data() + s.n_decay, s.v.data() + s.n_decay, cfg,
+                     adamw_lr, 0.0f, step, grad_scale);
 }
 
 }  // namespace train

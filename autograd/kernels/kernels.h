@@ -205,13 +205,12 @@ void newton_schulz_bf16(float* x, float* scratch, int64_t R, int64_t K, int step
 // orthogonalised x back in [rows, cols] (transposed again when tall).
 void muon_apply(float* param, const float* x, int64_t rows, int64_t cols, float lr,
                 float weight_decay);
-// The three in order: muon_momentum into the scratch, newton_schulz (or
-// newton_schulz_bf16) for kMuonSteps, muon_apply. scratch holds
-// muon_scratch_floats(rows, cols).
+// The three in order: muon_momentum into the scratch, newton_schulz for
+// kMuonSteps, muon_apply. scratch holds muon_scratch_floats(rows, cols).
 void muon_update(float* param, float* m, float* grad, float* scratch, int64_t rows, int64_t cols,
-                 float lr, float momentum, float weight_decay, float grad_scale, bool bf16 = false);
-// A bf16 run's: newton_schulz_bf16, and the update applied to split masters
-// (as adamw_update_split).
+                 float lr, float momentum, float weight_decay, float grad_scale);
+// A bf16 run's: muon_momentum, newton_schulz_bf16, and muon_apply's update
+// on split masters (as adamw_update_split).
 void muon_update_split(uint16_t* hi, uint16_t* lo, float* m, float* grad, float* scratch, int64_t rows,
                        int64_t cols, float lr, float momentum, float weight_decay, float grad_scale);
 

@@ -236,10 +236,10 @@ void muon_apply(float* param, const float* x, int64_t rows, int64_t cols, float 
 }
 
 void muon_update(float* param, float* m, float* grad, float* scratch, int64_t rows, int64_t cols,
-                 float lr, float momentum, float weight_decay, float grad_scale, bool bf16) {
+                 float lr, float momentum, float weight_decay, float grad_scale) {
   float* x = scratch;  // [min, max] of rows and cols
   muon_momentum(x, m, grad, rows, cols, momentum, grad_scale);
-  newton_schulz_loop(x, scratch + rows * cols, std::min(rows, cols), std::max(rows, cols), kMuonSteps, bf16);
+  newton_schulz_loop(x, scratch + rows * cols, std::min(rows, cols), std::max(rows, cols), kMuonSteps, false);
   muon_apply(param, x, rows, cols, lr, weight_decay);
 }
 

@@ -11,11 +11,6 @@ void join_master(float* out, const uint16_t* hi, const uint16_t* lo, int64_t n) 
   for (int64_t i = 0; i < n; ++i) out[i] = join_master(hi[i], lo[i]);
 }
 
-void split_master(uint16_t* hi, uint16_t* lo, const float* in, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n > 32768)
-  for (int64_t i = 0; i < n; ++i) split_master(in[i], hi + i, lo + i);
-}
-
 namespace {
 
 // Pairs handled through the scratch buffer at once: 256 KiB.

@@ -69,10 +69,9 @@ struct MasterValues {
   }
 };
 
-// out[i] = join_master(hi[i], lo[i]), for i < n.
+// out[i] = join_master(hi[i], lo[i]), for i < n: a split store's masters
+// read out.
 void join_master(float* out, const uint16_t* hi, const uint16_t* lo, int64_t n);
-// hi[i], lo[i] = split_master(in[i]), for i < n.
-void split_master(uint16_t* hi, uint16_t* lo, const float* in, int64_t n);
 
 // In place: the n floats at buf become n hi values then n lo values (the
 // first 2n bytes and the next 2n), and back. join after split gives the

@@ -140,6 +140,19 @@ void require_equal(const FVec& got, const Vec& want, const char* what) {
   CHECK(wrong == 0);
 }
 
+// The three results equal the double reference's on the same operands
+// (which it rounds to bf16 itself), every element.
+void require_equal_to_reference(const LinearResults& got, const Vec& x, const Vec& w, const Vec& b, const Vec& dout,
+                                const Vec& dx0, const Vec& dw0, int64_t N, int64_t IC, int64_t OC,
+                                const std::string& what) {
+  Vec out(N * OC), dx(dx0), dw(dw0);
+  ref::linear_forward_bf16(out.data(), x.data(), w.data(), b.data(), N, IC, OC);
+  ref::linear_backward_bf16(dx.data(), dw.data(), dout.data(), x.data(), w.data(), N, IC, OC);
+  require_equal(got.out, out, (what + " out").c_str());
+  require_equal(got.dinp, dx, (what + " dinp").c_str());
+  require_equal(got.dweight, dw, (what + " dweight").c_str());
+}
+
 }  // namespace
 
 TEST_CASE("round_to_bf16 rounds to nearest, ties to even, at the edges", "[bf16]") {
@@ -262,12 +275,7 @@ TEST_CASE("bf16 linear kernels are exact where float32 sums are", "[bf16][bf16-m
               dout = exact_sum_operands(N * OC, rng), b = exact_sum_addends(OC, rng),
               dx0 = exact_sum_addends(N * IC, rng), dw0 = exact_sum_addends(OC * IC, rng);
     const LinearResults got = run_bf16_kernels(x, w, b, dout, dx0, dw0, true, N, IC, OC);
-    Vec out(N * OC), dx(dx0), dw(dw0);
-    ref::linear_forward_bf16(out.data(), x.data(), w.data(), b.data(), N, IC, OC);
-    ref::linear_backward_bf16(dx.data(), dw.data(), dout.data(), x.data(), w.data(), N, IC, OC);
-    require_equal(got.out, out, "bf16 linear out");
-    require_equal(got.dinp, dx, "bf16 linear dinp");
-    require_equal(got.dweight, dw, "bf16 linear dweight");
+    require_equal_to_reference(got, x, w, b, dout, dx0, dw0, N, IC, OC, "bf16 linear");
   }
 }
 
@@ -286,12 +294,7 @@ TEST_CASE("oneDNN's whole calls, bench --bf16-rate's reference, are exact where 
   kernels::linear_forward_bf16_whole_call(got.out.data(), bx.data(), bw.data(), fb.data(), N, IC, OC);
   kernels::linear_backward_bf16_whole_call(got.dinp.data(), got.dweight.data(), bdout.data(), bx.data(), bw.data(), N,
                                            IC, OC);
-  Vec out(N * OC), dx(dx0), dw(dw0);
-  ref::linear_forward_bf16(out.data(), x.data(), w.data(), b.data(), N, IC, OC);
-  ref::linear_backward_bf16(dx.data(), dw.data(), dout.data(), x.data(), w.data(), N, IC, OC);
-  require_equal(got.out, out, "whole-call bf16 linear out");
-  require_equal(got.dinp, dx, "whole-call bf16 linear dinp");
-  require_equal(got.dweight, dw, "whole-call bf16 linear dweight");
+  require_equal_to_reference(got, x, w, b, dout, dx0, dw0, N, IC, OC, "whole-call bf16 linear");
   // Both sets of oneDNN implementations are named (bench's JSON reports them).
   kernels::linear_forward_bf16(got.out.data(), bx.data(), bw.data(), fb.data(), N, IC, OC);
   for (const auto& names : {kernels::bf16_matmul_kernels(), kernels::bf16_whole_call_kernels()}) {

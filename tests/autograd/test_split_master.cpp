@@ -51,6 +51,13 @@ FVec random_floats(tg::Rng& rng, int64_t n, double scale) {
   return x;
 }
 
+// Each of x split into the planes hi and lo.
+void split_all(const FVec& x, std::vector<uint16_t>* hi, std::vector<uint16_t>* lo) {
+  hi->resize(x.size());
+  lo->resize(x.size());
+  for (size_t i = 0; i < x.size(); ++i) kernels::split_master(x[i], &(*hi)[i], &(*lo)[i]);
+}
+
 // The float32 values split masters read back as, and whether each plane is
 // what split_master makes of `want` (hi: round_to_bf16's copy).
 void check_planes_hold(const std::vector<uint16_t>& hi, const std::vector<uint16_t>& lo, const FVec& want) {
@@ -130,8 +137,8 @@ TEST_CASE("adamw_update_split gives adamw_update's bits, split", "[split-master]
     FVec v0 = random_floats(rng, n, 1e-4);
     for (float& x : v0) x = std::fabs(x);
     // The float32 run starts from what the split one holds (nudged ties).
-    std::vector<uint16_t> hi(static_cast<size_t>(n)), lo(static_cast<size_t>(n));
-    kernels::split_master(hi.data(), lo.data(), p0.data(), n);
+    std::vector<uint16_t> hi, lo;
+    split_all(p0, &hi, &lo);
     FVec p(static_cast<size_t>(n));
     kernels::join_master(p.data(), hi.data(), lo.data(), n);
     FVec m = m0, v = v0, g = g0;
@@ -146,7 +153,7 @@ TEST_CASE("adamw_update_split gives adamw_update's bits, split", "[split-master]
   }
 }
 
-TEST_CASE("muon_update_split gives muon_update's bf16 bits, split", "[split-master][bf16]") {
+TEST_CASE("muon_update_split gives the bits of Muon's stages in bf16, split", "[split-master][bf16]") {
   if (!kernels::bf16_matmul_available()) {
     if (test_support::no_skip()) FAIL("oneDNN has no bf16 matmul here, under TAPEGPT_NO_SKIP=1");
     WARN("oneDNN has no bf16 matmul here: muon_update_split not checked");
@@ -157,14 +164,17 @@ TEST_CASE("muon_update_split gives muon_update's bf16 bits, split", "[split-mast
     INFO(rows << " x " << cols);
     const int64_t n = rows * cols;
     const FVec p0 = random_floats(rng, n, 0.02), m0 = random_floats(rng, n, 1e-3), g0 = random_floats(rng, n, 1e-2);
-    std::vector<uint16_t> hi(static_cast<size_t>(n)), lo(static_cast<size_t>(n));
-    kernels::split_master(hi.data(), lo.data(), p0.data(), n);
+    std::vector<uint16_t> hi, lo;
+    split_all(p0, &hi, &lo);
     FVec p(static_cast<size_t>(n));
     kernels::join_master(p.data(), hi.data(), lo.data(), n);
+    // The reference: muon_update's three stages with Newton–Schulz in bf16.
     FVec scratch(static_cast<size_t>(kernels::muon_scratch_floats(rows, cols)));
     FVec m = m0, g = g0;
-    kernels::muon_update(p.data(), m.data(), g.data(), scratch.data(), rows, cols, 0.02f, 0.95f, 0.1f, 0.7f,
-                         /*bf16=*/true);
+    kernels::muon_momentum(scratch.data(), m.data(), g.data(), rows, cols, 0.95f, 0.7f);
+    kernels::newton_schulz_bf16(scratch.data(), scratch.data() + n, std::min(rows, cols), std::max(rows, cols),
+                                kernels::kMuonSteps);
+    kernels::muon_apply(p.data(), scratch.data(), rows, cols, 0.02f, 0.1f);
     FVec ms = m0, gs = g0;
     kernels::muon_update_split(hi.data(), lo.data(), ms.data(), gs.data(), scratch.data(), rows, cols, 0.02f,
                                0.95f, 0.1f, 0.7f);

@@ -23,11 +23,8 @@ read -r -a flags <<< "${FLAGS:-}"
 read -r -a base_flags <<< "${BASE_FLAGS:-}"
 bench_use_tapegpt
 
-work="$(mktemp -d)"
-cleanup() { git worktree remove --force "$work/src" 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
 echo "building $base in a temporary worktree ..." >&2
-git worktree add --detach --quiet "$work/src" "$base"
+bench_base_worktree "$base"
 cmake -S "$work/src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/build" --target tapegpt -j"$(nproc)" >/dev/null
 base_bin="$work/build/tapegpt"

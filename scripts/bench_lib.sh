@@ -52,6 +52,14 @@ bench_parse_base() {
     { echo "$name: '$1' is not a commit of this repository (see git log)" >&2; exit 2; }
 }
 
+# bench_base_worktree BASE: sets $work to a new temporary directory, removed
+# on exit, and checks BASE out in $work/src (a git worktree, removed too).
+bench_base_worktree() {
+  work="$(mktemp -d)"
+  trap 'git worktree remove --force "$work/src" 2>/dev/null || true; rm -rf "$work"' EXIT
+  git worktree add --detach --quiet "$work/src" "$1"
+}
+
 # The CPU's model name, as /proc/cpuinfo gives it.
 bench_cpu_model() { grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs; }
 

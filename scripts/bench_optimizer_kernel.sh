@@ -14,9 +14,8 @@ HELP_END=9 bench_parse_base "${1:-}"
 base="$1"
 ROUNDS="${ROUNDS:-3}"
 THREADS="${THREADS:-$(nproc)}"
-work="$(mktemp -d)"
-cleanup() { git worktree remove --force "$work/src" 2>/dev/null || true; rm -rf "$work"; }
-trap cleanup EXIT
+echo "building the kernels of $base and of this checkout ..." >&2
+bench_base_worktree "$base"
 cat > "$work/time_adamw.cpp" <<'CPP'
 #include <algorithm>
 #include <chrono>
@@ -44,8 +43,6 @@ build_timer() {  # build_timer SRC_DIR NAME: the kernels library of SRC_DIR, and
   g++ -O3 -march=native -fopenmp -I"$1" "$work/time_adamw.cpp" \
     "$work/build-$2/autograd/kernels/libtapegpt_kernels.a" -o "$work/$2" -lopenblas -ldnnl
 }
-echo "building the kernels of $base and of this checkout ..." >&2
-git worktree add --detach --quiet "$work/src" "$base"
 build_timer "$work/src" base
 build_timer "$PWD" this
 echo "machine: $(bench_cpu_model), $(nproc) cores; threads $THREADS; $(date -u '+%F %H:%M UTC')"

@@ -33,6 +33,11 @@ struct Tensor {
   // weights] in kernels/split_master.h): data is null, and the master is
   // kernels::join_master(bf16[i], master_lo[i]).
   const uint16_t* master_lo = nullptr;
+  // An activation PyTorch's autocast would hand on in bf16: set on the
+  // output of a linear with bf16 operands (and carried through RoPE). The
+  // attention op then reads it, and keeps it for backward, rounded to bf16
+  // (Note [bf16 attention inputs] in ops/attention.cpp).
+  bool autocast_bf16 = false;
 
   int64_t size(int dim) const { return shape[dim]; }
   int64_t numel() const {

@@ -36,7 +36,9 @@ struct BlockWeights {
 };
 
 // The precision of the model's matmuls (Note [bf16 linear] in
-// autograd/ops/linear.cpp); everything else is float32 either way.
+// autograd/ops/linear.cpp) and of attention's inputs (Note [bf16 attention
+// inputs] in autograd/ops/attention.cpp); everything else is float32 either
+// way.
 enum class Precision { Fp32, Bf16 };
 const char* precision_name(Precision p);  // "fp32", "bf16"
 

@@ -78,6 +78,11 @@ void round_to_bf16(uint16_t* out, const float* in, int64_t n);
 // nobody reads again as float32 (an output gradient in its producer's
 // backward), so its bf16 copy needs no memory of its own.
 uint16_t* round_to_bf16_in_place(float* buf, int64_t n);
+// out[i] = the float32 value of in[i] (exact: a shift).
+void widen_bf16(float* out, const uint16_t* in, int64_t n);
+// x[i] = x[i] rounded to bf16 as round_to_bf16 rounds it, kept as float32:
+// the value a kernel reading round_to_bf16's output would see.
+void round_through_bf16(float* x, int64_t n);
 
 // ---- linear with bf16 operands: out[N,OC] = inp[N,IC] · weight[OC,IC]ᵀ + bias[OC]
 // bias (float32) may be null; the sum is float32.

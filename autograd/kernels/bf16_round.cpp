@@ -21,19 +21,40 @@ void round_range(uint16_t* out, const float* in, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = float_to_bf16(in[i]);
 }
 
-}  // namespace
+void widen_range(float* out, const uint16_t* in, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(in[i]);
+}
 
-void round_to_bf16(uint16_t* out, const float* in, int64_t n) {
-  // Elementwise, so any split gives the same bits; pieces of 64K floats.
+void round_through_range(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = bf16_to_float(float_to_bf16(x[i]));
+}
+
+// f(begin, count) over [0, n) in pieces of 64K elements, in parallel when
+// there is more than one. Elementwise work, so any split gives the same bits.
+template <class F>
+void in_pieces(int64_t n, F f) {
   constexpr int64_t kPiece = 65536;
   if (n <= kPiece) {
-    round_range(out, in, n);
+    f(0, n);
     return;
   }
   const int64_t pieces = (n + kPiece - 1) / kPiece;
 #pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < pieces; ++p)
-    round_range(out + p * kPiece, in + p * kPiece, std::min(kPiece, n - p * kPiece));
+  for (int64_t p = 0; p < pieces; ++p) f(p * kPiece, std::min(kPiece, n - p * kPiece));
+}
+
+}  // namespace
+
+void round_to_bf16(uint16_t* out, const float* in, int64_t n) {
+  in_pieces(n, [=](int64_t begin, int64_t count) { round_range(out + begin, in + begin, count); });
+}
+
+void widen_bf16(float* out, const uint16_t* in, int64_t n) {
+  in_pieces(n, [=](int64_t begin, int64_t count) { widen_range(out + begin, in + begin, count); });
+}
+
+void round_through_bf16(float* x, int64_t n) {
+  in_pieces(n, [=](int64_t begin, int64_t count) { round_through_range(x + begin, count); });
 }
 
 // Chunk j (kPiece floats) writes its bf16 values over floats [j/2 · kPiece,

@@ -77,6 +77,7 @@ Tensor linear(const OpContext& ctx, const Tensor& x, const Tensor& weight, const
   const bool record = records(ctx, x, weight, bias);
   Tensor out = new_output(ctx, x, OC, record);
   if (weight.bf16) {
+    out.autocast_bf16 = true;
     uint16_t* x_bf16 = as_bf16(new_scratch(ctx, floats_for_bf16(N * IC), record));
     uint16_t* x_bf16_back =
         record && weight.needs_grad() ? as_bf16(new_backward_scratch(ctx, floats_for_bf16(N * IC))) : nullptr;

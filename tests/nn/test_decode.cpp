@@ -2,11 +2,15 @@
 // including past block_size where the context is cropped.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
+#include "autograd/kernels/bf16.h"
 #include "model_fixture.h"
 #include "nn/decode.h"
 #include "nn/sampling.h"
+#include "support/no_skip.h"
 
 namespace {
 
@@ -86,4 +90,30 @@ TEST_CASE("token sampler: greedy, top-k, top-p and seeded draws", "[sampling]") 
   tg::Rng a(9), b(9);
   nn::SamplingOptions plain;
   for (int i = 0; i < 50; ++i) REQUIRE(s.sample(logits.data(), plain, a) == s.sample(logits.data(), plain, b));
+}
+
+TEST_CASE("in bf16 the decoder rounds what the forward rounds", "[decode][bf16]") {
+  if (!kernels::bf16_matmul_available()) {
+    if (test_support::no_skip()) FAIL("oneDNN has no bf16 matmul here, under TAPEGPT_NO_SKIP=1");
+    WARN("oneDNN has no bf16 matmul here: the bf16 decoder is not checked");
+    return;
+  }
+  for (const nn::GPTConfig& c : option_configs()) {
+    INFO("pos " << nn::pos_encoding_name(c.pos_encoding) << ", norm " << static_cast<int>(c.norm)
+                << ", mlp " << static_cast<int>(c.mlp));
+    nn::GPT m = testing::tiny_model(c, 7, 1.0f);
+    nn::gpt_set_precision(m, nn::Precision::Bf16);
+    const testing::Batch b = testing::tiny_batch(1, c.block_size, c.vocab_size);
+    autograd::Arena arena;
+    autograd::OpContext ctx{&arena, nullptr};
+    autograd::Tensor full = nn::gpt_forward(ctx, m, b.inputs.data(), 1, b.T);
+    nn::Decoder dec(m);
+    double worst = 0.0;
+    for (int64_t t = 0; t < b.T; ++t) {
+      const float* logits = dec.step(b.inputs[t]);
+      for (int64_t v = 0; v < c.vocab_size; ++v)
+        worst = std::max(worst, std::fabs(double(logits[v]) - full.data[t * c.vocab_size + v]));
+    }
+    CHECK(worst <= 1e-4);
+  }
 }

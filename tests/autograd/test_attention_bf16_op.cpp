@@ -1,0 +1,199 @@
+// The attention op on bf16 inputs (Note [bf16 attention inputs] in
+// autograd/ops/attention.cpp): on a tensor a bf16 linear made, its output and
+// its gradient are exactly the float32 op's at qkv rounded to bf16, in a
+// planned step as in an eager one; and the rounding kernels it uses.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "autograd/kernels/bf16.h"
+#include "autograd/ops.h"
+#include "autograd/planner.h"
+#include "support/gradcheck.h"
+#include "support/no_skip.h"
+#include "support/plan_checks.h"
+
+using autograd::OpContext;
+using autograd::Tensor;
+using FVec = std::vector<float>;
+
+namespace {
+
+FVec random_floats(int64_t n, tg::Rng& rng, double scale = 1.0) {
+  return testing::to_float(testing::random_vector<double>(n, rng, scale));
+}
+
+bool same_bits(const FVec& a, const FVec& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+FVec rounded_through_bf16(FVec x) {
+  kernels::round_through_bf16(x.data(), static_cast<int64_t>(x.size()));
+  return x;
+}
+
+struct Shape {
+  int64_t B, T, C, NH;
+  int64_t qkv_numel() const { return B * T * 3 * C; }
+  int64_t out_numel() const { return B * T * C; }
+};
+
+struct AttentionRun {
+  FVec out, dqkv, qkv_after;
+  std::string op;
+};
+
+// attention(qkv) on an eager tape, with dout as the output's gradient.
+AttentionRun run_attention(const Shape& s, const FVec& qkv, bool autocast_bf16, const FVec& dout, float p) {
+  AttentionRun r;
+  r.qkv_after = qkv;
+  r.dqkv.assign(qkv.size(), 0.0f);
+  autograd::Arena arena;
+  autograd::Tape tape;
+  const OpContext ctx(&arena, &tape);
+  Tensor x = autograd::tensor_view(r.qkv_after.data(), r.dqkv.data(), {s.B, s.T, 3 * s.C});
+  x.autocast_bf16 = autocast_bf16;
+  const Tensor out = autograd::attention(ctx, x, s.NH, p, 1234);
+  std::memcpy(out.grad, dout.data(), dout.size() * sizeof(float));
+  tape.replay_backward();
+  r.out.assign(out.data, out.data + out.numel());
+  r.op = tape.op_name(0);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("widen_bf16 and round_through_bf16 agree with round_to_bf16 at every size", "[bf16][attention_bf16]") {
+  tg::Rng rng(41);
+  for (int64_t n : {0, 1, 17, 65536, 65537, 200003}) {
+    INFO("n = " << n);
+    FVec x = random_floats(n, rng, 3.0);
+    if (n > 4) {  // the special values keep their meaning
+      x[0] = std::numeric_limits<float>::infinity();
+      x[1] = -0.0f;
+      x[2] = std::nanf("");
+      x[3] = 1e-41f;  // subnormal
+    }
+    std::vector<uint16_t> b(static_cast<size_t>(n));
+    kernels::round_to_bf16(b.data(), x.data(), n);
+    FVec wide(static_cast<size_t>(n));
+    kernels::widen_bf16(wide.data(), b.data(), n);
+    const FVec through = rounded_through_bf16(x);
+    int64_t wrong_widening = 0, moved = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &wide[i], 4);
+      wrong_widening += bits != static_cast<uint32_t>(b[i]) << 16;
+      moved += i >= 4 && through[i] != x[i];
+    }
+    CHECK(wrong_widening == 0);
+    CHECK(same_bits(wide, through));
+    // Random floats almost never are bf16 values already: the rounding acted.
+    if (n > 4) CHECK(moved > (n - 4) * 9 / 10);
+  }
+}
+
+TEST_CASE("attention on a bf16 linear's output is the float32 op at qkv rounded to bf16", "[attention_bf16]") {
+  const float p = GENERATE(0.0f, 0.3f);
+  INFO("attention dropout " << p);
+  const Shape s{2, 70, 16, 2};  // T past one 64-row block
+  tg::Rng rng(42);
+  const FVec qkv = random_floats(s.qkv_numel(), rng), dout = random_floats(s.out_numel(), rng);
+  const FVec qkv_rounded = rounded_through_bf16(qkv);
+
+  const AttentionRun bf16 = run_attention(s, qkv, true, dout, p);
+  const AttentionRun at_rounded = run_attention(s, qkv_rounded, false, dout, p);
+  const AttentionRun float32 = run_attention(s, qkv, false, dout, p);
+  CHECK(bf16.op == "attention_bf16");
+  CHECK(float32.op == "attention");
+  CHECK(same_bits(bf16.out, at_rounded.out));
+  CHECK(same_bits(bf16.dqkv, at_rounded.dqkv));
+  CHECK(same_bits(bf16.qkv_after, qkv));  // the input is read, not rounded over
+  // And the rounding is really there: the unrounded inputs give other bits.
+  CHECK_FALSE(same_bits(bf16.out, float32.out));
+  CHECK_FALSE(same_bits(bf16.dqkv, float32.dqkv));
+
+  // Without a tape (inference) the forward is the same, probabilities included.
+  if (p == 0.0f) {
+    FVec probs(static_cast<size_t>(s.B * s.NH * s.T * s.T)), probs_rounded(probs.size());
+    autograd::Arena arena;
+    const OpContext infer(&arena, nullptr);
+    FVec q = qkv, qr = qkv_rounded;
+    Tensor x = autograd::tensor_view(q.data(), nullptr, {s.B, s.T, 3 * s.C});
+    x.autocast_bf16 = true;
+    const Tensor out = autograd::attention(infer, x, s.NH, 0.0f, 0, probs.data());
+    const Tensor out_rounded = autograd::attention(
+        infer, autograd::tensor_view(qr.data(), nullptr, {s.B, s.T, 3 * s.C}), s.NH, 0.0f, 0, probs_rounded.data());
+    CHECK(same_bits(FVec(out.data, out.data + out.numel()), bf16.out));
+    CHECK(same_bits(FVec(out_rounded.data, out_rounded.data + out_rounded.numel()), bf16.out));
+    CHECK(same_bits(probs, probs_rounded));
+  }
+}
+
+TEST_CASE("a planned step with bf16 attention inputs gives the bits of an eager one", "[attention_bf16][planner]") {
+  if (!kernels::bf16_matmul_available()) {
+    if (test_support::no_skip()) FAIL("oneDNN has no bf16 matmul here, under TAPEGPT_NO_SKIP=1");
+    WARN("oneDNN has no bf16 matmul here: the bf16 attention plan is not checked");
+    return;
+  }
+  const Shape s{2, 9, 8, 2};
+  const int64_t V = 11, N = s.B * s.T;
+  tg::Rng rng(43);
+  FVec x = random_floats(N * s.C, rng), w_qkv = random_floats(3 * s.C * s.C, rng, 0.5),
+       w_head = random_floats(V * s.C, rng, 0.5);
+  std::vector<uint16_t> w_qkv_bf16(w_qkv.size()), w_head_bf16(w_head.size());
+  kernels::round_to_bf16(w_qkv_bf16.data(), w_qkv.data(), static_cast<int64_t>(w_qkv.size()));
+  kernels::round_to_bf16(w_head_bf16.data(), w_head.data(), static_cast<int64_t>(w_head.size()));
+  std::vector<int32_t> targets(static_cast<size_t>(N));
+  for (int32_t& t : targets) t = static_cast<int32_t>(rng.below(V));
+
+  struct Grads {
+    FVec loss, dx, dw_qkv, dw_head;
+  };
+  // loss = CE(head · attention(w_qkv · x)), every weight with its bf16 copy.
+  auto gradients = [&](bool planned) {
+    Grads g;
+    g.dx.assign(x.size(), 0.0f);
+    g.dw_qkv.assign(w_qkv.size(), 0.0f);
+    g.dw_head.assign(w_head.size(), 0.0f);
+    auto loss_of = [&](const OpContext& ctx) {
+      Tensor xv = autograd::tensor_view(x.data(), g.dx.data(), {s.B, s.T, s.C});
+      Tensor wq = autograd::tensor_view(w_qkv.data(), g.dw_qkv.data(), {3 * s.C, s.C});
+      Tensor wh = autograd::tensor_view(w_head.data(), g.dw_head.data(), {V, s.C});
+      wq.bf16 = w_qkv_bf16.data();
+      wh.bf16 = w_head_bf16.data();
+      Tensor h = autograd::linear(ctx, xv, wq, Tensor{});
+      h = autograd::attention(ctx, h, s.NH, 0.2f, 77);
+      return autograd::cross_entropy(ctx, autograd::linear(ctx, h, wh, Tensor{}), targets.data());
+    };
+    autograd::Arena arena;
+    autograd::Tape tape;
+    autograd::MemoryPlan plan;
+    FVec block;
+    if (planned) {
+      tape.begin_planning();
+      loss_of(OpContext(&arena, &tape));
+      plan = autograd::plan_memory(tape);
+      block.assign(static_cast<size_t>(plan.total_floats), std::nanf(""));  // unwritten floats poison
+      tape.clear();
+      tape.use_plan(plan, block.data());
+      CHECK(testing::clashing_buffer_pairs(tape, plan) == 0);
+    }
+    const Tensor loss = loss_of(OpContext(&arena, &tape));
+    tape.backward(loss);
+    CHECK(std::string(tape.op_name(1)) == "attention_bf16");
+    g.loss = {loss.data[0]};
+    return g;
+  };
+  const Grads eager = gradients(false), planned = gradients(true);
+  CHECK(same_bits(eager.loss, planned.loss));
+  CHECK(same_bits(eager.dx, planned.dx));
+  CHECK(same_bits(eager.dw_qkv, planned.dw_qkv));
+  CHECK(same_bits(eager.dw_head, planned.dw_head));
+  CHECK(std::any_of(eager.dx.begin(), eager.dx.end(), [](float v) { return v != 0.0f; }));
+}

@@ -26,9 +26,9 @@
 //   on our OpenMP threads: every thread count makes the same calls on the
 //   same pieces and gets the same bits.
 // - Primitives are made once per piece shape and kept, with their memory
-//   objects and scratchpad, in a small per-thread cache (matmul_bf16.cpp):
-//   after the first call of a shape on a thread, a call allocates nothing of
-//   ours. oneDNN 2.6.3 itself still allocates inside each execution (about
+//   objects, in a small per-thread cache (matmul_bf16.cpp) whose primitives
+//   share the thread's one scratchpad, sized for the largest: after the
+//   first call of a shape on a thread, a call allocates nothing of ours. oneDNN 2.6.3 itself still allocates inside each execution (about
 //   14 small blocks per call here), counted apart by tests/nn/test_no_alloc.cpp.
 // - Without oneDNN at build time (CMake says so), or on a CPU without
 //   AVX-512 (oneDNN 2.6 has no bf16 matmul there, not even a slow one),

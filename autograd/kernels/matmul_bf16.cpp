@@ -48,8 +48,9 @@ struct GemmShape {
   }
 };
 
-// A made primitive with its memory objects (pointed at each call's buffers)
-// and its own scratchpad, and the argument list handed to oneDNN's C API.
+// A made primitive with its memory objects (pointed at each call's buffers,
+// the scratchpad at its thread's), and the argument list handed to oneDNN's
+// C API.
 struct Gemm {
   GemmShape shape;
   dnnl::matmul prim;
@@ -59,11 +60,23 @@ struct Gemm {
 };
 
 // One per OpenMP thread (thread_local): no locks, and each thread's
-// scratchpads are its own, so pieces run concurrently.
+// scratchpad is its own, so pieces run concurrently. A thread runs one
+// primitive at a time, so its primitives share one scratchpad, as large as
+// the largest asks: on a step's dozens of piece shapes that is the largest
+// piece's, not their sum (brgemm's, where oneDNN picks it, is a copy of the
+// piece's B blocks).
 struct ThreadGemms {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   std::vector<std::unique_ptr<Gemm>> made;
+  std::vector<unsigned char> scratchpad;  // grown when a primitive is made
+
+  // The scratchpad's start, 64-byte aligned as oneDNN wants it.
+  void* scratchpad_start() {
+    void* p = scratchpad.data();
+    size_t room = scratchpad.size();
+    return std::align(64, 1, p, room);
+  }
 };
 
 // The implementations oneDNN chose for the primitives made so far, one set
@@ -113,7 +126,8 @@ Gemm& gemm_for(ThreadGemms& t, const GemmShape& s, KernelNames& kernels_made) {
   g->a = dnnl::memory(a_md, t.engine, nullptr);
   g->b = dnnl::memory(b_md, t.engine, nullptr);
   g->c = dnnl::memory(c_md, t.engine, nullptr);
-  g->scratchpad = dnnl::memory(pd.scratchpad_desc(), t.engine);  // oneDNN allocates it, once
+  g->scratchpad = dnnl::memory(pd.scratchpad_desc(), t.engine, nullptr);  // the thread's, at each call
+  t.scratchpad.resize(std::max(t.scratchpad.size(), pd.scratchpad_desc().get_size() + 64));
   g->args[g->nargs++] = {DNNL_ARG_SRC, g->a.get()};
   g->args[g->nargs++] = {DNNL_ARG_WEIGHTS, g->b.get()};
   g->args[g->nargs++] = {DNNL_ARG_DST, g->c.get()};
@@ -133,6 +147,7 @@ void execute(ThreadGemms& t, Gemm& g, const uint16_t* A, const uint16_t* B, cons
   TG_CHECK(dnnl_memory_set_data_handle(g.b.get(), const_cast<uint16_t*>(B)) == dnnl_success);
   TG_CHECK(dnnl_memory_set_data_handle(g.c.get(), C) == dnnl_success);
   if (s.bias) TG_CHECK(dnnl_memory_set_data_handle(g.bias.get(), const_cast<float*>(bias)) == dnnl_success);
+  TG_CHECK(dnnl_memory_set_data_handle(g.scratchpad.get(), t.scratchpad_start()) == dnnl_success);
   TG_CHECK(dnnl_primitive_execute(g.prim.get(), t.stream.get(), g.nargs, g.args) == dnnl_success);
   TG_CHECK(dnnl_stream_wait(t.stream.get()) == dnnl_success);
 }

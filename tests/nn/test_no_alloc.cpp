@@ -237,8 +237,8 @@ TEST_CASE("the memory plan sizes the arena of a training step", "[alloc]") {
   }
 }
 
-// The bf16 matmuls keep their oneDNN primitives, memory objects and
-// scratchpads per shape and thread (Note [bf16 matmuls]): after the first
+// The bf16 matmuls keep their oneDNN primitives and memory objects per shape
+// and thread, and one scratchpad per thread (Note [bf16 matmuls]): after the first
 // call of a shape, none of our code allocates. oneDNN itself allocates
 // inside each execution; those are counted apart and reported.
 TEST_CASE("bf16 matmuls allocate nothing of ours after the first call of a shape", "[alloc][bf16]") {

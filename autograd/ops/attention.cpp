@@ -39,9 +39,9 @@ struct AttentionRecord {
 // even) and runs the float32 kernels on the rounded values, so q·kᵀ and P·v
 // multiply bf16 values (exact in float32) and sum in float32, as autocast's
 // two bf16 matmuls do; softmax, lse and out stay float32. What backward keeps
-// is the bf16 qkv: half the float32 qkv the plain op keeps, which in a G step
-// is the largest activation of every block but the MLP's. Both kernels read
-// qkv widened into scratch that lives only while they run. The rounding's
+// is the bf16 qkv, half the float32 qkv the plain op keeps (G's planned
+// activations: 141.5 MiB in float32, 128.4 in bf16). Both kernels read qkv
+// widened into scratch that lives only while they run. The rounding's
 // gradient is taken as the identity (autocast's too): dqkv is the float32
 // kernel's gradient at the rounded point, exactly
 // (tests/autograd/test_attention_bf16_op.cpp).

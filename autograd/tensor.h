@@ -35,8 +35,8 @@ struct Tensor {
   const uint16_t* master_lo = nullptr;
   // An activation PyTorch's autocast would hand on in bf16: set on the
   // output of a linear with bf16 operands (and carried through RoPE). The
-  // attention op then reads it, and keeps it for backward, rounded to bf16
-  // (Note [bf16 attention inputs] in ops/attention.cpp).
+  // attention op then reads its v rounded to bf16, and keeps that for
+  // backward (Note [bf16 attention inputs] in ops/attention.cpp).
   bool autocast_bf16 = false;
 
   int64_t size(int dim) const { return shape[dim]; }

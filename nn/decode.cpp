@@ -91,8 +91,8 @@ const float* Decoder::forward_position(int32_t token, int64_t pos) {
     linear_row(qkv_.data(), h, b.c_attn_weight, b.c_attn_bias, row_bf16_.data());
     // q and k rotated to this position before k enters the cache (in place).
     if (rope) kernels::rope_forward(qkv_.data(), qkv_.data(), 1, 1, C, c.n_head, pos);
-    // The attention op's bf16 inputs (Note [bf16 attention inputs]).
-    if (b.c_attn_weight.bf16) kernels::round_through_bf16(qkv_.data(), 3 * C);
+    // v rounded to bf16, as the attention op rounds it (Note [bf16 attention inputs]).
+    if (b.c_attn_weight.bf16) kernels::round_through_bf16(qkv_.data() + 2 * C, C);
     std::memcpy(k_cache + pos * C, qkv_.data() + C, static_cast<size_t>(C) * sizeof(float));
     std::memcpy(v_cache + pos * C, qkv_.data() + 2 * C, static_cast<size_t>(C) * sizeof(float));
     kernels::attention_decode(att_.data(), scratch_.data(), qkv_.data(), k_cache, v_cache,

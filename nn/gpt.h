@@ -36,7 +36,7 @@ struct BlockWeights {
 };
 
 // The precision of the model's matmuls (Note [bf16 linear] in
-// autograd/ops/linear.cpp) and of attention's inputs (Note [bf16 attention
+// autograd/ops/linear.cpp) and of attention's v (Note [bf16 attention
 // inputs] in autograd/ops/attention.cpp); everything else is float32 either
 // way.
 enum class Precision { Fp32, Bf16 };

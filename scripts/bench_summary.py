@@ -328,11 +328,11 @@ def bf16_markdown(s):
     profiled = {sh: r["tapegpt_bf16"]["profile_s"] for sh, r in rows.items()
                 if r.get("tapegpt_bf16", {}).get("profile_s")}
     if profiled:
-        # Where a bf16 step's time goes: whether attention (float32 in both
-        # precisions) is worth the tiles too, and what the roundings cost.
+        # Where a bf16 step's time goes: whether attention (float32 sums in
+        # both precisions) is worth the tiles too, and what the roundings cost.
         L += ["", f"tapegpt bf16's step by kernel{f' ({label})' if label else ''} (`tapegpt bench --precision bf16` "
-              "profile: the bf16 linear op's calls replayed with the step's shapes, its roundings apart; attention, "
-              "norms and the rest float32 as in the step; % of the profile's sum):", ""]
+              "profile: the bf16 linear op's calls replayed with the step's shapes, its roundings and attention's "
+              "apart; attention's sums, norms and the rest float32 as in the step; % of the profile's sum):", ""]
         L += profile_table(profiled, {sh: rows[sh]["tapegpt_bf16"]["step_s"] for sh in profiled})
     L += targets_markdown(s["targets"])
     L += ["", "A ratio \"X vs Y\" is Y's step time over X's (above 1: X is faster). The bf16 rows time the step only: "

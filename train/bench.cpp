@@ -63,9 +63,10 @@ double measure_bandwidth() {
 // linear layers replay the bf16 linear op's calls (Note [bf16 linear]):
 // the matmuls with bf16 operands, and apart from them the roundings of
 // their float32 inputs (forward, and again in backward) and of their output
-// gradients, so a run shows what each costs; and attention's rounding of
-// qkv and its two widenings (Note [bf16 attention inputs]), around the same
-// float32 attention kernels (norms and the rest are float32 in both).
+// gradients, so a run shows what each costs; and attention's rounding of v
+// and its rebuilding of qkv for backward (Note [bf16 attention inputs]),
+// around the same float32 attention kernels (norms and the rest are float32
+// in both).
 std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, nn::Precision precision) {
   const int64_t T = c.block_size, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   const int64_t N = B * T;
@@ -91,9 +92,9 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, nn::Pr
 
   const bool bf16 = precision == nn::Precision::Bf16;
   // bf16 copies for the bf16 replay: the weight, an input, an output gradient.
-  std::vector<uint16_t> wb, xb, dyb, qkvb;
+  std::vector<uint16_t> wb, xb, dyb, vb;
   if (bf16) {
-    qkvb.resize(qkv.size());
+    vb.resize(static_cast<size_t>(N * C));
     wb.resize(w.size());
     kernels::round_to_bf16(wb.data(), w.data(), static_cast<int64_t>(w.size()));
     xb.resize(x.size());
@@ -119,8 +120,8 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, nn::Pr
       matmul += static_cast<double>(L) * once;
     }
   if (bf16)
-    rounding += time_call([&] { kernels::round_to_bf16(qkvb.data(), qkv.data(), N * QKV); }) +
-                2 * time_call([&] { kernels::widen_bf16(dx.data(), qkvb.data(), N * QKV); });
+    rounding += time_call([&] { kernels::keep_qkv_v_bf16(dy.data(), vb.data(), dx.data(), qkv.data(), N, C); }) +
+                time_call([&] { kernels::widen_kept_qkv(dx.data(), dy.data(), vb.data(), N, C); });
   rounding *= static_cast<double>(L);
   matmul += linear(logits.data(), dlogits.data(), C, V, nullptr, nullptr);
   const double attention = static_cast<double>(L) *
@@ -140,7 +141,7 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, nn::Pr
                                                      2 * time_call([&] { kernels::accumulate(dx.data(), dy.data(), N * C); }));
   std::vector<ProfileEntry> entries{
       {bf16 ? "matmul, bf16 (linear layers + lm_head)" : "matmul (linear layers + lm_head)", matmul}};
-  if (bf16) entries.push_back({"rounding to bf16 (inputs, out grads, qkv)", rounding});
+  if (bf16) entries.push_back({"rounding to bf16 (inputs, out grads, v)", rounding});
   entries.insert(entries.end(), {{"attention", attention},
                                  {"layernorm", layernorm},
                                  {"gelu", gelu},

@@ -78,11 +78,18 @@ void round_to_bf16(uint16_t* out, const float* in, int64_t n);
 // nobody reads again as float32 (an output gradient in its producer's
 // backward), so its bf16 copy needs no memory of its own.
 uint16_t* round_to_bf16_in_place(float* buf, int64_t n);
-// out[i] = the float32 value of in[i] (exact: a shift).
-void widen_bf16(float* out, const uint16_t* in, int64_t n);
 // x[i] = x[i] rounded to bf16 as round_to_bf16 rounds it, kept as float32:
 // the value a kernel reading round_to_bf16's output would see.
 void round_through_bf16(float* x, int64_t n);
+
+// ---- attention's input in a bf16 run (Note [bf16 attention inputs] in
+// autograd/ops/attention.cpp); qkv[N,3C] holds each row's q, k and v.
+// Keeps qk[N,2C] = each row's q and k as they are and v_bf16[N,C] = its v
+// rounded to bf16, and writes wide[N,3C] = q, k and the rounded v in float32,
+// what the attention kernels read.
+void keep_qkv_v_bf16(float* qk, uint16_t* v_bf16, float* wide, const float* qkv, int64_t N, int64_t C);
+// wide[N,3C] again, from what keep_qkv_v_bf16 kept: the same floats.
+void widen_kept_qkv(float* wide, const float* qk, const uint16_t* v_bf16, int64_t N, int64_t C);
 
 // ---- linear with bf16 operands: out[N,OC] = inp[N,IC] · weight[OC,IC]ᵀ + bias[OC]
 // bias (float32) may be null; the sum is float32.

@@ -21,10 +21,6 @@ void round_range(uint16_t* out, const float* in, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = float_to_bf16(in[i]);
 }
 
-void widen_range(float* out, const uint16_t* in, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_float(in[i]);
-}
-
 void round_through_range(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = bf16_to_float(float_to_bf16(x[i]));
 }
@@ -49,12 +45,34 @@ void round_to_bf16(uint16_t* out, const float* in, int64_t n) {
   in_pieces(n, [=](int64_t begin, int64_t count) { round_range(out + begin, in + begin, count); });
 }
 
-void widen_bf16(float* out, const uint16_t* in, int64_t n) {
-  in_pieces(n, [=](int64_t begin, int64_t count) { widen_range(out + begin, in + begin, count); });
-}
-
 void round_through_bf16(float* x, int64_t n) {
   in_pieces(n, [=](int64_t begin, int64_t count) { round_through_range(x + begin, count); });
+}
+
+// Row by row; rows are independent, so any split gives the same bits.
+void keep_qkv_v_bf16(float* qk, uint16_t* v_bf16, float* wide, const float* qkv, int64_t N, int64_t C) {
+#pragma omp parallel for schedule(static) if (N * C > 65536)
+  for (int64_t r = 0; r < N; ++r) {
+    const float* in = qkv + r * 3 * C;
+    float* w = wide + r * 3 * C;
+    uint16_t* v = v_bf16 + r * C;
+    std::memcpy(qk + r * 2 * C, in, static_cast<size_t>(2 * C) * sizeof(float));
+    std::memcpy(w, in, static_cast<size_t>(2 * C) * sizeof(float));
+    for (int64_t c = 0; c < C; ++c) {
+      v[c] = float_to_bf16(in[2 * C + c]);
+      w[2 * C + c] = bf16_to_float(v[c]);
+    }
+  }
+}
+
+void widen_kept_qkv(float* wide, const float* qk, const uint16_t* v_bf16, int64_t N, int64_t C) {
+#pragma omp parallel for schedule(static) if (N * C > 65536)
+  for (int64_t r = 0; r < N; ++r) {
+    float* w = wide + r * 3 * C;
+    const uint16_t* v = v_bf16 + r * C;
+    std::memcpy(w, qk + r * 2 * C, static_cast<size_t>(2 * C) * sizeof(float));
+    for (int64_t c = 0; c < C; ++c) w[2 * C + c] = bf16_to_float(v[c]);
+  }
 }
 
 // Chunk j (kPiece floats) writes its bf16 values over floats [j/2 · kPiece,

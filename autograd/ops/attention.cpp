@@ -35,15 +35,20 @@ struct AttentionRecord {
 // Note [bf16 attention inputs]
 // In a bf16 run q, k and v come out of a linear with bf16 operands, which
 // under PyTorch's autocast would hand them on in bf16 (Tensor::autocast_bf16).
-// The op does the same: it rounds qkv to bf16 once (to nearest, ties to
-// even) and runs the float32 kernels on the rounded values, so q·kᵀ and P·v
-// multiply bf16 values (exact in float32) and sum in float32, as autocast's
-// two bf16 matmuls do; softmax, lse and out stay float32. What backward keeps
-// is the bf16 qkv, half the float32 qkv the plain op keeps (G's planned
-// activations: 141.5 MiB in float32, 128.4 in bf16). Both kernels read qkv
-// widened into scratch that lives only while they run. The rounding's
-// gradient is taken as the identity (autocast's too): dqkv is the float32
-// kernel's gradient at the rounded point, exactly
+// Of the three, this op rounds v to bf16 (to nearest, ties to even), as
+// autocast's P·v takes it, and keeps q and k float32: the float32 kernels
+// run on q, k and the rounded v, so P·v multiplies bf16 values of v (exact
+// in float32 with any P) and every sum is float32, as are softmax, lse and
+// out. What backward keeps is q and k in float32 and v in bf16, 5/6 of the
+// float32 qkv the plain op keeps (G's planned activations: 141.5 MiB in
+// float32, 137.0 in bf16). Rounding q and k too, as autocast's q·kᵀ does,
+// keeps half (128.4 MiB), but it put the demo's final validation loss
+// +0.021 from float32's, past issue 22's 0.02, where v alone gave +0.005
+// (BENCHMARKS.md, Learning in bf16): an error in a score goes through exp,
+// one in v is only carried along.
+// Both kernels read qkv rebuilt into scratch that lives only while they run.
+// The rounding's gradient is taken as the identity (autocast's too): dqkv is
+// the float32 kernel's gradient at the rounded point, exactly
 // (tests/autograd/test_attention_bf16_op.cpp).
 struct AttentionBf16Record {
   static constexpr const char* kName = "attention_bf16";
@@ -52,25 +57,24 @@ struct AttentionBf16Record {
   float* probs;  // as AttentionRecord's
   float* dqkv;
   const float* dout;
-  const float* qkv;         // the float32 input, read by forward only
-  uint16_t* qkv_bf16;       // its rounding, saved for backward
-  float* qkv_wide;          // forward scratch: qkv_bf16 as float32
-  float* qkv_wide_back;     // backward scratch, the same; null without a tape
+  const float* qkv;    // the float32 input, read by forward only
+  float* kept;         // saved: q and k [N,2C] in float32, then v [N,C] in bf16
+  float* wide;         // forward scratch: q, k and the rounded v, [N,3C]
+  float* wide_back;    // backward scratch, the same again; null without a tape
   int64_t B, T, C, NH;
   float dropout_p;
   uint64_t seed;
 
+  uint16_t* kept_v() const { return reinterpret_cast<uint16_t*>(kept + B * T * 2 * C); }
   void forward() const {
-    const int64_t n = B * T * 3 * C;
-    kernels::round_to_bf16(qkv_bf16, qkv, n);
-    kernels::widen_bf16(qkv_wide, qkv_bf16, n);
-    kernels::attention_flash_forward(out, lse, qkv_wide, B, T, C, NH, dropout_p, seed);
-    if (probs) kernels::attention_flash_probs(probs, qkv_wide, lse, B, T, C, NH);
+    kernels::keep_qkv_v_bf16(kept, kept_v(), wide, qkv, B * T, C);
+    kernels::attention_flash_forward(out, lse, wide, B, T, C, NH, dropout_p, seed);
+    if (probs) kernels::attention_flash_probs(probs, wide, lse, B, T, C, NH);
   }
   void backward() const {
     if (!dqkv) return;
-    kernels::widen_bf16(qkv_wide_back, qkv_bf16, B * T * 3 * C);
-    kernels::attention_flash_backward(dqkv, dout, out, qkv_wide_back, lse, B, T, C, NH, dropout_p, seed);
+    kernels::widen_kept_qkv(wide_back, kept, kept_v(), B * T, C);
+    kernels::attention_flash_backward(dqkv, dout, out, wide_back, lse, B, T, C, NH, dropout_p, seed);
   }
 };
 
@@ -87,14 +91,14 @@ Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, float 
   Tensor out = new_output(ctx, qkv, C, record);
   float* lse = new_saved(ctx, B * NH * T, record);
   if (qkv.autocast_bf16) {
-    const int64_t n = qkv.numel();
-    uint16_t* qkv_bf16 = reinterpret_cast<uint16_t*>(new_saved(ctx, floats_for_bf16(n), record));
-    float* qkv_wide = new_scratch(ctx, n, record);
-    float* qkv_wide_back = record ? new_backward_scratch(ctx, n) : nullptr;
+    const int64_t N = B * T, n = qkv.numel();
+    float* kept = new_saved(ctx, N * 2 * C + floats_for_bf16(N * C), record);
+    float* wide = new_scratch(ctx, n, record);
+    float* wide_back = record ? new_backward_scratch(ctx, n) : nullptr;
     run_op(ctx,
-           AttentionBf16Record{out.data, lse, probs, qkv.grad, out.grad, qkv.data, qkv_bf16, qkv_wide,
-                               qkv_wide_back, B, T, C, NH, p, seed},
-           record, out, {{&qkv}, /*backward reads only its bf16 copy of qkv*/ 0b0, /*and its output*/ true});
+           AttentionBf16Record{out.data, lse, probs, qkv.grad, out.grad, qkv.data, kept, wide, wide_back, B, T,
+                               C, NH, p, seed},
+           record, out, {{&qkv}, /*backward reads only what it kept of qkv*/ 0b0, /*and its output*/ true});
     return out;
   }
   run_op(ctx, AttentionRecord{out.data, lse, probs, qkv.grad, out.grad, qkv.data, B, T, C, NH, p, seed},

@@ -86,7 +86,7 @@ class Bench(unittest.TestCase):
         self.assertTrue(all(v > 0 for v in r["profile_s"].values()))
         text = bench(*TINY, "--precision", "bf16")
         self.assertIn("matmul, bf16 (linear layers + lm_head)", text)
-        self.assertIn("rounding to bf16 (inputs, out grads, qkv)", text)
+        self.assertIn("rounding to bf16 (inputs, out grads, v)", text)
 
     def test_sgemm_rate(self):
         r = json.loads(bench("--sgemm-rate", "--json", "--threads", "2"))

@@ -74,8 +74,8 @@
 #    the JSON goes); an ONEDNN_MAX_CPU_ISA cap applies to both. The bf16
 #    rows sample nothing (sampling is the float32 rows'); tapegpt's bf16 row
 #    keeps its kernel profile, which shows where a bf16 step's time goes
-#    (attention sums in float32 on bf16 q, k, v: whether it is worth the
-#    tiles too).
+#    (attention sums in float32, reading v in bf16: whether it is worth
+#    the tiles too).
 #  - Alternation. Each round measures OpenBLAS's own sgemm rate (tapegpt
 #    bench --sgemm-rate, and torch.mm as a check) and oneDNN's bf16 matmul
 #    rate where bf16 runs: the best of tapegpt bench --bf16-rate (tapegpt's

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "autograd/kernels/bf16.h"
@@ -75,7 +76,12 @@ TEST_CASE("round_to_bf16_in_place gives round_to_bf16's bits at every size and t
 
 TEST_CASE("the bf16 linear op: the kernels on once-rounded operands, float32 bias gradient", "[linear_bf16]") {
   if (!bf16_here()) return;
-  const int64_t N = 37, IC = 97, OC = 83;
+  // Wider input than output, and not: x's backward copy goes in scratch in
+  // the first, in dout's freed second half in the others (Note [bf16 linear]).
+  const auto widths = GENERATE(std::make_pair<int64_t, int64_t>(97, 83), std::make_pair<int64_t, int64_t>(83, 97),
+                               std::make_pair<int64_t, int64_t>(64, 64));
+  const int64_t N = 37, IC = widths.first, OC = widths.second;
+  INFO("IC " << IC << ", OC " << OC);
   tg::Rng rng(21);
   const FVec x = random_floats(N * IC, rng), w = random_floats(OC * IC, rng, 0.5), b = random_floats(OC, rng),
              r = random_floats(N * OC, rng);

@@ -28,8 +28,9 @@
 // - Primitives are made once per piece shape and kept, with their memory
 //   objects, in a small per-thread cache (matmul_bf16.cpp) whose primitives
 //   share the thread's one scratchpad, sized for the largest: after the
-//   first call of a shape on a thread, a call allocates nothing of ours. oneDNN 2.6.3 itself still allocates inside each execution (about
-//   14 small blocks per call here), counted apart by tests/nn/test_no_alloc.cpp.
+//   first call of a shape on a thread, a call allocates nothing of ours.
+//   oneDNN 2.6.3 itself still allocates inside each execution (about 14
+//   small blocks per call here), counted apart by tests/nn/test_no_alloc.cpp.
 // - Without oneDNN at build time (CMake says so), or on a CPU without
 //   AVX-512 (oneDNN 2.6 has no bf16 matmul there, not even a slow one),
 //   bf16_matmul_available() is false and the matmuls must not be called.

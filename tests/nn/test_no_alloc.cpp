@@ -99,19 +99,29 @@ int posix_memalign(void** out, size_t alignment, size_t n) noexcept {
 }  // extern "C"
 #endif
 
-void* operator new(std::size_t n) {
+// Neither news nor deletes are inlined: GCC would otherwise see malloc's
+// pointer reach delete[], or operator new's reach free(), and warn
+// (-Wmismatched-new-delete, at -O2 with sanitizers), though here new is malloc.
+// Each counts itself: COUNT_ALLOCATION names its own caller, which one new
+// calling another would hide.
+[[gnu::noinline]] void* operator new(std::size_t n) {
   COUNT_ALLOCATION();
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
-void* operator new[](std::size_t n) { return operator new(n); }
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+[[gnu::noinline]] void* operator new[](std::size_t n) {
+  COUNT_ALLOCATION();
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+[[gnu::noinline]] void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
   COUNT_ALLOCATION();
   return std::malloc(n ? n : 1);
 }
-void* operator new[](std::size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
-// Not inlined: GCC would otherwise see a pointer from operator new reach
-// free() and warn (-Wmismatched-new-delete), though here new is malloc.
+[[gnu::noinline]] void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  COUNT_ALLOCATION();
+  return std::malloc(n ? n : 1);
+}
 [[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
 [[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 [[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }

@@ -9,16 +9,18 @@
 #   bash scripts/bench.sh --quick           # S, 1 round, 2 steps: checks the script end to end (no figures)
 #   SHAPES="S M" ROUNDS=5 THREADS=2 bash scripts/bench.sh
 #   TAPEGPT=/path/to/tapegpt bash scripts/bench.sh   # that binary instead of building build/tapegpt
-#   BF16_ANYWAY=1 bash scripts/bench.sh --quick      # bf16 rows on a CPU without AMX-BF16: checks the script
+#   BF16_ANYWAY=1 ONEDNN_MAX_CPU_ISA=AVX512_CORE bash scripts/bench.sh --quick   # bf16 rows where bf16 is emulated: checks the script
 #   bash scripts/bench.sh --blas-builds     # another measurement: scripts/bench_blas_builds.sh
 # Only ratios from one run mean anything (the machines are shared and
 # noisy); the summary (scripts/bench_summary.py) prints them per round.
-# bf16 is timed only where oneDNN runs on AMX (amx_bf16 in /proc/cpuinfo and
-# `tapegpt bench --bf16-rate` says it is usable): elsewhere nothing bf16 is
-# timed (issue 22: an emulated speed is never a result), and the run says
-# "bf16 speed not measured here: ...". BF16_ANYWAY=1 times the bf16 rows
-# there all the same, to check the script; the summary labels each such
-# figure "no AMX: not a result".
+# bf16 is timed where oneDNN runs it natively (`tapegpt bench --bf16-rate`
+# says bf16_native: its ISA is avx512_core_bf16, AVX512_BF16 as on an AMD
+# Zen 4, or avx512_core_amx), and every bf16 figure is labelled with that
+# ISA: a result for the CPUs that have it. Where oneDNN would emulate bf16
+# nothing bf16 is timed (an emulated speed is never a result), and the run
+# says "bf16 speed not measured here: ...". BF16_ANYWAY=1 times the bf16
+# rows there all the same, to check the script; the summary labels each
+# such figure "bf16 emulated: not a result".
 #
 # What makes the baseline fair, and why each setting:
 #  - Same OpenBLAS file. Debian's python3-torch calls sgemm through
@@ -57,10 +59,10 @@
 #    float32 step, with the same threads (torch.set_num_threads and
 #    OMP_NUM_THREADS size oneDNN's OpenMP team too) and the same OpenBLAS
 #    environment as above. tapegpt's bf16 row is `tapegpt bench` on its
-#    default, --precision auto, on AMX (so the row also shows that auto
-#    picks bf16 there; the targets table checks it), and `--precision bf16`
-#    under BF16_ANYWAY=1 (its float32 rows pass --precision fp32 where the
-#    binary has the flag). Both sides call the same
+#    default flags (--precision auto) where bf16 is native (so the row also
+#    shows that auto picks bf16 there; the targets table checks it), and
+#    `--precision bf16` under BF16_ANYWAY=1 (its float32 rows pass
+#    --precision fp32 where the binary has the flag). Both sides call the same
 #    oneDNN file: Debian's python3-torch 1.13 links the system
 #    libdnnl.so.2 (torch.__config__.show() reports "MKL-DNN v2.6.3", the
 #    version of Debian's libdnnl2, which tapegpt loads too); each side
@@ -97,7 +99,7 @@ while (( $# )); do
   case "$1" in
     --quick) quick=1 ;;
     --out) out_dir="${2:?--out needs a directory}"; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument '$1' (see bash scripts/bench.sh --help)" >&2; exit 2 ;;
   esac
   shift
@@ -146,7 +148,7 @@ record() {
 commit="$(bench_commit)"
 blas_lib="$(bench_blas_lib)"
 # A binary from before --precision is float32 only; a newer one picks bf16
-# by default on AMX, so its float32 rows ask for float32.
+# by default where bf16 is native, so its float32 rows ask for float32.
 fp32=()
 has_precision=0
 bench_help="$("$TAPEGPT" bench --help 2>/dev/null || true)"
@@ -157,42 +159,41 @@ record probe tapegpt bench --shape S --block-size 8 --batch-size 1 --steps 1 --w
 core="$(/usr/bin/python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["blas_core"])' "$RAW/probe.jsonl")"
 dnnl_lib="$(bench_loaded_lib "$TAPEGPT" libdnnl)"
 
-# bf16 is timed only where oneDNN runs on AMX: the CPU has AMX-BF16 and
-# tapegpt's oneDNN can use it (not capped, tiles permitted, built with oneDNN).
+# bf16 is timed only where oneDNN runs it natively (AVX512_BF16 or AMX-BF16,
+# not capped below them, built with oneDNN).
 record probe-bf16 tapegpt bench --bf16-rate --json
-read -r dnnl_isa tapegpt_amx < <(/usr/bin/python3 -c '
+read -r dnnl_isa native < <(/usr/bin/python3 -c '
 import json, sys
 r = json.loads(open(sys.argv[1]).readline())
-print(r["dnnl_isa"], int(r["amx_bf16"]))' "$RAW/probe-bf16.jsonl") ||
-  { echo "bench.sh: cannot read dnnl_isa and amx_bf16 from $TAPEGPT bench --bf16-rate --json" >&2; exit 1; }
+print(r["dnnl_isa"], int(r.get("bf16_native", r.get("amx_bf16", False))))' "$RAW/probe-bf16.jsonl") ||
+  { echo "bench.sh: cannot read dnnl_isa and bf16_native from $TAPEGPT bench --bf16-rate --json" >&2; exit 1; }
 cpu_amx=0
 grep -qw amx_bf16 /proc/cpuinfo && cpu_amx=1
-amx=$(( cpu_amx && tapegpt_amx ))
-if (( amx )); then
+if (( native )); then
   bf16_note=""
-elif (( tapegpt_amx )); then  # tapegpt saw AMX-BF16, /proc/cpuinfo does not list it
-  bf16_note="bf16 speed not measured here: this CPU has no AMX-BF16 (oneDNN runs $dnnl_isa)"
-else  # tapegpt's reason: this CPU has no AMX-BF16, or no oneDNN in the build, or a cap, ...
+else  # tapegpt's reason: bf16 emulated, or no oneDNN in the build, or a cap, ...
   bf16_note="$(/usr/bin/python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["not_measured"])' \
                "$RAW/probe-bf16.jsonl")"
 fi
-bf16=$(( amx || BF16_ANYWAY == 1 ))
-# tapegpt's bf16 row needs --precision and oneDNN: on AMX an older binary is
-# an error (the row is what the run is for); under BF16_ANYWAY it is left out.
+bf16=$(( native || BF16_ANYWAY == 1 ))
+# tapegpt's bf16 row needs --precision and oneDNN: where bf16 is native an
+# older binary is an error (the row is what the run is for); under
+# BF16_ANYWAY it is left out.
 tapegpt_bf16_missing=""
 if (( ! has_precision )); then tapegpt_bf16_missing="$TAPEGPT has no --precision flag (an older binary)"
 elif [[ "$dnnl_isa" == none ]]; then tapegpt_bf16_missing="$TAPEGPT was built without oneDNN"
 fi
 tapegpt_bf16=0
 (( bf16 )) && [[ -z "$tapegpt_bf16_missing" ]] && tapegpt_bf16=1
-# On AMX tapegpt's bf16 row runs on its default (--precision auto), so the
-# run also shows that auto picks bf16 there; BF16_ANYWAY=1 has to ask.
+# Where bf16 is native tapegpt's bf16 row runs on its default flags
+# (--precision auto), so the run also shows that auto picks bf16 there;
+# BF16_ANYWAY=1 has to ask.
 bf16_flag=()
-(( amx )) || bf16_flag=(--precision bf16)
+(( native )) || bf16_flag=(--precision bf16)
 bf16_rate_anyway=()
-(( bf16 && ! amx )) && [[ "$bench_help" == *--without-amx* ]] && bf16_rate_anyway=(--without-amx)
-if (( amx && ! has_precision )); then
-  echo "bench.sh: $TAPEGPT has no --precision flag, which the bf16 row needs on this AMX machine: rebuild it" >&2
+(( bf16 && ! native )) && [[ "$bench_help" == *--emulated* ]] && bf16_rate_anyway=(--emulated)
+if (( native && ! has_precision )); then
+  echo "bench.sh: $TAPEGPT has no --precision flag, which the bf16 row needs where bf16 is native: rebuild it" >&2
   exit 1
 fi
 
@@ -217,10 +218,11 @@ torch_bench() { "${torch_env[@]}" /usr/bin/python3 scripts/bench_torch.py --thre
     echo "PyTorch: not installed (/usr/bin/python3 cannot import torch): tapegpt alone"
   fi
   echo "CPU: $( (( cpu_amx )) && echo amx_bf16 || echo "no amx_bf16") in /proc/cpuinfo" \
-       "($(grep -m1 -ow avx512_bf16 /proc/cpuinfo || echo "no avx512_bf16"))"
+       "($(grep -m1 -ow avx512_bf16 /proc/cpuinfo || echo "no avx512_bf16"));" \
+       "oneDNN's bf16 ISA here: $dnnl_isa ($( (( native )) && echo native || echo "not native"))"
   [[ -n "$bf16_note" ]] && echo "$bf16_note"
-  if (( bf16 && ! amx )); then
-    echo "BF16_ANYWAY=1: bf16 rows timed all the same, to check the script; each such figure is labelled \"no AMX: not a result\""
+  if (( bf16 && ! native )); then
+    echo "BF16_ANYWAY=1: bf16 rows timed all the same, to check the script; each such figure is labelled \"bf16 emulated: not a result\""
   fi
   if (( bf16 && ! tapegpt_bf16 )); then
     echo "tapegpt bf16 row left out: $tapegpt_bf16_missing"
@@ -248,7 +250,7 @@ for round in $(seq "$ROUNDS"); do
   echo "round $round of $ROUNDS ($(date -u +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))" >&2
   record sgemm-tapegpt tapegpt bench --sgemm-rate --json
   (( have_torch )) && record sgemm-torch torch_bench --sgemm-rate
-  # On a CPU without AMX: the ISA only, nothing timed (BF16_ANYWAY=1: timed, labelled).
+  # Where bf16 is emulated: the ISA only, nothing timed (BF16_ANYWAY=1: timed, labelled).
   record bf16-rate-tapegpt tapegpt bench --bf16-rate --json "${bf16_rate_anyway[@]}"
   (( have_torch && bf16 )) && record bf16-rate-torch torch_bench --bf16-mm-rate
   for shape in $SHAPES; do
@@ -260,7 +262,7 @@ done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$RAW/header.txt"
 
 summary_args=("$RAW" --shapes "$SHAPES" --commit "$commit" --blas-lib "$blas_lib" --torch-wait-policy "$TORCH_WAIT_POLICY"
-              --tapegpt-wait-policy "$TAPEGPT_WAIT_POLICY" --dnnl-lib "${dnnl_lib:-}" --amx "$amx"
+              --tapegpt-wait-policy "$TAPEGPT_WAIT_POLICY" --dnnl-lib "${dnnl_lib:-}" --native "$native"
               --bf16-note "$bf16_note")
 (( tapegpt_bf16 || ! bf16 )) || summary_args+=(--tapegpt-bf16-missing "$tapegpt_bf16_missing")
 (( quick )) && summary_args+=(--quick)

@@ -8,12 +8,14 @@ of the sgemm rate, optimizer shares, memory, sampling speed, tapegpt's
 per-kernel profile, and the bf16 steps (PyTorch under bf16 autocast, tapegpt
 --precision bf16) against each other and against float32, each as a share
 of oneDNN's bf16 matmul rate; or the line saying why bf16 speed was not
-measured; then issue 22's targets, met or missed (scripts/bench_targets.py).
+measured; then issue 38's targets, met or missed (scripts/bench_targets.py).
 Medians over rounds; a speed-up is the other side's step time
-over tapegpt's. bf16 figures from a CPU without AMX-BF16 (BF16_ANYWAY=1)
-are each labelled "no AMX: not a result".
+over tapegpt's. bf16 figures are labelled with the ISA oneDNN ran: a
+native one (avx512_core_bf16, avx512_core_amx) gives results for the CPUs
+that have it; figures where oneDNN emulated bf16 (BF16_ANYWAY=1) are each
+labelled "bf16 emulated: not a result".
 
-  bench_summary.py RAW_DIR --shapes "S M G" --commit abc1234 [--amx 0|1] [--bf16-note LINE] [--json F] [--md F]
+  bench_summary.py RAW_DIR --shapes "S M G" --commit abc1234 [--native 0|1] [--bf16-note LINE] [--json F] [--md F]
 """
 import argparse
 import json
@@ -22,10 +24,10 @@ import re
 import statistics
 import sys
 
-from bench_targets import issue22_targets, targets_markdown
+from bench_targets import issue38_targets, targets_markdown
 
 PROFILE_ORDER = ["matmul", "rounding", "attention", "layernorm", "gelu", "softmax", "embedding", "optimizer"]
-NOT_A_RESULT = "no AMX: not a result"
+NOT_A_RESULT = "bf16 emulated: not a result"
 
 
 def load(raw, name):
@@ -45,7 +47,7 @@ def verbose_core(raw, name):
 
 def med(rows, key):
     """The median of rows' values of key, None when none has a value (a
-    null, as --bf16-rate's rate on a CPU without AMX, is no value)."""
+    null, as --bf16-rate's rate where bf16 is emulated, is no value)."""
     vals = [r[key] for r in rows if r.get(key) is not None]
     return statistics.median(vals) if vals else None
 
@@ -163,7 +165,7 @@ def summarise(args):
     # a share of: the best of what this run measured on the same matmuls,
     # so that no slow reference flatters a share: `tapegpt bench --bf16-rate`
     # (the larger of tapegpt's pieces and oneDNN's own whole calls; null
-    # without AMX unless --without-amx) and torch.mm in bf16 (PyTorch's
+    # where bf16 is emulated unless --emulated) and torch.mm in bf16 (PyTorch's
     # oneDNN calls).
     tg_bf16 = med(bf_t, "bf16_rate_gflops")
     pt_bf16 = med(bf_p, "bf16_rate_gflops")
@@ -173,11 +175,13 @@ def summarise(args):
     best_rate, best_source = max(measured) if measured else (None, None)
     bf16_rows = bool(pb_rows or tb_rows)
     s["bf16"] = dict(
-        amx=bool(args.amx), measured=bool(args.amx) and bf16_rows, note=args.bf16_note or None,
-        label=None if args.amx or not bf16_rows else NOT_A_RESULT,
+        native=bool(args.native), measured=bool(args.native) and bf16_rows, note=args.bf16_note or None,
+        label=None if args.native or not bf16_rows else NOT_A_RESULT,
+        isa=(sorted({r["dnnl_isa"] for r in bf_t if "dnnl_isa" in r}) or [None])[0],
         tapegpt_missing=args.tapegpt_bf16_missing,
-        # On AMX tapegpt's bf16 rows run on the default, --precision auto:
-        # what it chose there is the issue's "trains in bf16 by default".
+        # Where bf16 is native tapegpt's bf16 rows run on the default,
+        # --precision auto: what it chose there is the issue's "trains in
+        # bf16 by default".
         tapegpt_default=dict(precisions=sorted({r.get("precision", "fp32") for r in tb_rows}),
                              auto=all(r.get("precision_reason", "").startswith("auto") for r in tb_rows))
         if tb_rows else None,
@@ -255,10 +259,17 @@ def summarise(args):
         ratio("tapegpt_bf16_vs_torch_fp32", "torch", "tapegpt_bf16")
         ratio("tapegpt_bf16_vs_tapegpt_fp32", "tapegpt", "tapegpt_bf16")
         ratio("torch_bf16_vs_torch_fp32", "torch", "torch_bf16")
+        # Against the better PyTorch: the faster of its float32 and bf16
+        # autocast steps, round by round (issue 38's headline).
+        if "tapegpt_bf16" in row and "torch" in row and "torch_bf16" in row:
+            best = [min(a, b) for a, b in zip(row["torch"]["step_s_rounds"], row["torch_bf16"]["step_s_rounds"])]
+            ratios["tapegpt_bf16_vs_torch_best"] = dict(
+                median=min(row["torch"]["step_s"], row["torch_bf16"]["step_s"]) / row["tapegpt_bf16"]["step_s"],
+                rounds=[b / a for a, b in zip(row["tapegpt_bf16"]["step_s_rounds"], best)])
         if ratios:
             row["bf16_speedups"] = dict(ratios, label=s["bf16"]["label"])
         s["shapes"][sh] = row
-    s["targets"] = issue22_targets(s)
+    s["targets"] = issue38_targets(s)
     return s
 
 
@@ -287,6 +298,9 @@ def bf16_markdown(s):
     if label:
         L += [f"**bf16 figures below: {label}.** {b['note'] or 'bf16 speed not measured here'}; BF16_ANYWAY=1 timed "
               "them only to check the script.", ""]
+    else:
+        L += [f"**bf16 figures below: oneDNN ran {b['isa']} (native bf16)**: results for the CPUs where oneDNN runs "
+              "that ISA.", ""]
     src = b["rate_source"]
     if b["rate_gflops"] is not None:
         from_tapegpt = src == "tapegpt bench --bf16-rate"
@@ -296,7 +310,7 @@ def bf16_markdown(s):
               f"{fmt(b['onednn_whole_call_rate_gflops'], '.1f')} GFLOP/s "
               f"({', '.join(b['onednn_whole_call_kernels']) or '—'}), float32 (OpenBLAS) through tapegpt "
               f"{fmt(b['tapegpt_fp32_rate_gflops'], '.1f')} GFLOP/s"
-              if b["tapegpt_rate_gflops"] is not None else "`tapegpt bench --bf16-rate` measured nothing (no AMX-BF16)")
+              if b["tapegpt_rate_gflops"] is not None else "`tapegpt bench --bf16-rate` measured nothing (bf16 emulated)")
         L += [f"oneDNN bf16 matmul rate (the best this run measured on the forward, input- and weight-gradient "
               f"matmuls of GPT-2's qkv, MLP and lm_head layers and M's qkv, their FLOPs over their summed medians, "
               f"here {src}; median over {len(rounds)} rounds): **{b['rate_gflops']:.1f} GFLOP/s**"
@@ -308,20 +322,22 @@ def bf16_markdown(s):
         L += [f"tapegpt bf16: not run ({b['tapegpt_missing']}).", ""]
     if b["tapegpt_precision"]:
         L += [f"tapegpt's bf16 rows ran: {'; '.join(b['tapegpt_precision'])}.", ""]
-    L += ["| shape | status | tapegpt bf16 ms/step | PyTorch bf16 autocast ms/step | tapegpt bf16 vs PyTorch autocast "
-          "| per round | tapegpt bf16 vs PyTorch fp32 | tapegpt bf16 vs tapegpt fp32 | PyTorch autocast vs PyTorch fp32 "
+    L += ["| shape | status | tapegpt bf16 ms/step | PyTorch bf16 autocast ms/step | tapegpt bf16 vs better PyTorch "
+          "| per round | tapegpt bf16 vs PyTorch autocast | tapegpt bf16 vs PyTorch fp32 | tapegpt bf16 vs tapegpt fp32 "
+          "| PyTorch autocast vs PyTorch fp32 "
           "| model GFLOP/s tapegpt bf16 / PyTorch autocast | % of oneDNN bf16 rate tapegpt bf16 / PyTorch autocast "
           "| peak RSS MiB tapegpt bf16 / PyTorch autocast |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for sh, r in rows.items():
         a, c = r.get("tapegpt_bf16"), r.get("torch_bf16")
         sp = r.get("bf16_speedups", {})
         x = lambda name: f"{sp[name]['median']:.2f}×" if name in sp else "—"
         pct = lambda d: f"{100 * d['share_of_bf16_rate']:.0f}%" if d and d["share_of_bf16_rate"] else "—"
-        per_round = " ".join(f"{v:.2f}" for v in sp.get("tapegpt_bf16_vs_torch_bf16", {}).get("rounds", []))
-        L.append(f"| {sh} ({r['batch']}, {r['T']}) | {label or 'measured (AMX)'} "
+        per_round = " ".join(f"{v:.2f}" for v in sp.get("tapegpt_bf16_vs_torch_best", {}).get("rounds", []))
+        L.append(f"| {sh} ({r['batch']}, {r['T']}) | {label or 'measured (' + str(s['bf16']['isa']) + ')'} "
                  f"| {fmt(a and 1e3 * a['step_s'], '.1f')} | {fmt(c and 1e3 * c['step_s'], '.1f')} "
-                 f"| {x('tapegpt_bf16_vs_torch_bf16')} | {per_round or '—'} | {x('tapegpt_bf16_vs_torch_fp32')} "
+                 f"| {x('tapegpt_bf16_vs_torch_best')} | {per_round or '—'} | {x('tapegpt_bf16_vs_torch_bf16')} "
+                 f"| {x('tapegpt_bf16_vs_torch_fp32')} "
                  f"| {x('tapegpt_bf16_vs_tapegpt_fp32')} | {x('torch_bf16_vs_torch_fp32')} "
                  f"| {fmt(a and a['model_gflops'], '.1f')} / {fmt(c and c['model_gflops'], '.1f')} "
                  f"| {pct(a)} / {pct(c)} | {fmt(a and a['peak_rss_mib'])} / {fmt(c and c['peak_rss_mib'])} |")
@@ -413,8 +429,8 @@ def main():
     ap.add_argument("--torch-wait-policy", default="PASSIVE", help="OMP_WAIT_POLICY given to PyTorch")
     ap.add_argument("--tapegpt-wait-policy", default="default", help="OMP_WAIT_POLICY given to tapegpt")
     ap.add_argument("--dnnl-lib", help="the libdnnl tapegpt loads (ldd)")
-    ap.add_argument("--amx", type=int, choices=[0, 1], default=0,
-                    help="1: the CPU has AMX-BF16 and tapegpt's oneDNN uses it (bf16 figures are results)")
+    ap.add_argument("--native", type=int, choices=[0, 1], default=0,
+                    help="1: oneDNN runs bf16 natively here (AVX512_BF16 or AMX-BF16): bf16 figures are results")
     ap.add_argument("--bf16-note", default="", help="why bf16 speed was not measured (bench.sh's line)")
     ap.add_argument("--tapegpt-bf16-missing", help="why tapegpt's bf16 row did not run")
     ap.add_argument("--quick", action="store_true")

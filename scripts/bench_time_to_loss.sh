@@ -7,9 +7,9 @@
 #   (b) PyTorch under torch.autocast("cpu", dtype=torch.bfloat16)
 #   (c) tapegpt with the same hyper-parameters (its default recipe)
 #   (d) tapegpt's fast recipe (FAST_FLAGS, default --preset shakespeare-fast)
-#   (e) the fast recipe with --precision bf16, where oneDNN runs bf16 in
-#       hardware (AVX512_BF16 or AMX) but --precision auto chose fp32 for
-#       (c) and (d) (no AMX): the counterpart of (b)
+#   (e) the fast recipe with --precision fp32, where oneDNN runs bf16
+#       natively (AVX512_BF16 or AMX) and --precision auto chose bf16 for
+#       (c) and (d): the float32 counterpart, as (a) is (b)'s
 # each evaluated on the whole validation split every EVAL_EVERY steps, the
 # evaluations' time excluded (metrics.jsonl's train_s). Prints, for each, the
 # training wall time at which it first reaches the validation loss PyTorch
@@ -113,13 +113,15 @@ read -r -a fast <<< "$FAST_FLAGS"
 tapegpt train --data "$WORK/data" --out "$WORK/tapegpt-fast" "${fast[@]}" ${FAST_STEPS:+--max-steps "$FAST_STEPS"} \
   "${EVAL_FLAGS[@]}" | grep -E "val loss|^done" >&2
 runs+=(--run "tapegpt-fast=$WORK/tapegpt-fast")
+# Where oneDNN runs bf16 natively, auto trained (c) and (d) in bf16: (e) is
+# the fast recipe in float32 beside them, the precision PyTorch's (a) uses.
 bf16_isa="$("$TAPEGPT" bench --bf16-rate --json | /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin)
-print(r["dnnl_isa"] if not r["amx_bf16"] else "")')"
-if [[ "$BF16" != 0 && ( "$bf16_isa" == avx512_core_bf16 || "$bf16_isa" == avx512_core_amx ) ]]; then
-  echo "== (e) tapegpt, fast, --precision bf16 (oneDNN runs $bf16_isa; no AMX, so auto chose fp32 above)" >&2
-  tapegpt train --data "$WORK/data" --out "$WORK/tapegpt-fast-bf16" "${fast[@]}" ${FAST_STEPS:+--max-steps "$FAST_STEPS"} \
-    --precision bf16 "${EVAL_FLAGS[@]}" | grep -E "val loss|^done" >&2
-  runs+=(--run "tapegpt-fast-bf16=$WORK/tapegpt-fast-bf16")
+print(r["dnnl_isa"] if r.get("bf16_native") else "")')"
+if [[ "$BF16" != 0 && -n "$bf16_isa" ]]; then
+  echo "== (e) tapegpt, fast, --precision fp32 (oneDNN runs $bf16_isa, native bf16, so auto chose bf16 above)" >&2
+  tapegpt train --data "$WORK/data" --out "$WORK/tapegpt-fast-fp32" "${fast[@]}" ${FAST_STEPS:+--max-steps "$FAST_STEPS"} \
+    --precision fp32 "${EVAL_FLAGS[@]}" | grep -E "val loss|^done" >&2
+  runs+=(--run "tapegpt-fast-fp32=$WORK/tapegpt-fast-fp32")
 fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$WORK/header.txt"
 

@@ -103,4 +103,37 @@ std::vector<Bf16Rate> measure_bf16_rates(int reps) {
   return rates;
 }
 
+double measure_bf16_speedup(int64_t rows, int64_t C, int reps) {
+  const int64_t N = std::min<int64_t>(std::max<int64_t>(rows, 1), 512), H = 4 * C;
+  // One buffer set serves both layers: inputs of width up to H, outputs too.
+  std::vector<float> inp(N * H, 0.5f), w(H * C, 0.25f), dout(N * H, 0.125f), out(N * H), dinp(N * H), dw(H * C);
+  std::vector<uint16_t> binp(inp.size()), bw(w.size()), bdout(dout.size());
+  kernels::round_to_bf16(binp.data(), inp.data(), N * H);
+  kernels::round_to_bf16(bw.data(), w.data(), H * C);
+  kernels::round_to_bf16(bdout.data(), dout.data(), N * H);
+  auto fp32_layer = [&](int64_t IC, int64_t OC) {
+    kernels::linear_forward(out.data(), inp.data(), w.data(), nullptr, N, IC, OC);
+    kernels::linear_backward(dinp.data(), dw.data(), nullptr, dout.data(), inp.data(), w.data(), N, IC, OC);
+  };
+  auto bf16_layer = [&](int64_t IC, int64_t OC) {
+    kernels::linear_forward_bf16(out.data(), binp.data(), bw.data(), nullptr, N, IC, OC);
+    kernels::linear_backward_bf16(dinp.data(), dw.data(), bdout.data(), binp.data(), bw.data(), N, IC, OC);
+  };
+  auto seconds = [](const std::function<void()>& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  const std::function<void()> fp32 = [&] { fp32_layer(C, H); fp32_layer(H, C); };
+  const std::function<void()> bf16 = [&] { bf16_layer(C, H); bf16_layer(H, C); };
+  fp32();  // warm-up: oneDNN makes its primitives, OpenBLAS its buffers
+  bf16();
+  double best_fp32 = 1e30, best_bf16 = 1e30;
+  for (int rep = 0; rep < reps; ++rep) {
+    best_fp32 = std::min(best_fp32, seconds(fp32));
+    best_bf16 = std::min(best_bf16, seconds(bf16));
+  }
+  return best_fp32 / best_bf16;
+}
+
 }  // namespace train

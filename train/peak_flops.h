@@ -43,4 +43,13 @@ struct Bf16Rate {
 // (512 rows), its lm_head (256 rows) and the M shape's qkv (1024 rows).
 std::vector<Bf16Rate> measure_bf16_rates(int reps = 5);
 
+// `--precision auto`'s check (train/precision.h): how much faster the bf16
+// kernels run one model's matmuls than float32 does here, as float32's
+// seconds over bf16's, for the MLP's two layers (C→4C, 4C→C: most of a
+// step's matmul FLOPs) at `rows` rows (capped at 512: the rate is reached
+// well before), forward and both gradients. Each side is timed `reps`
+// times, alternating, and keeps its fastest: a busy machine slows both
+// alike. Needs kernels::bf16_matmul_available(). About 0.1 s at C 768.
+double measure_bf16_speedup(int64_t rows, int64_t C, int reps = 3);
+
 }  // namespace train

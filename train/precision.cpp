@@ -1,67 +1,108 @@
-// The --precision choice (see precision.h).
+// The --precision choice (see precision.h, Note [auto precision]).
 #include "train/precision.h"
+
+#include <cstdio>
+#include <cstdlib>
 
 #include "autograd/base/errors.h"
 #include "autograd/kernels/bf16.h"
+#include "train/peak_flops.h"
 
 namespace train {
 
 namespace {
 
-// What oneDNN 2.6.3's bf16 matmuls were measured at against OpenBLAS's
-// sgemm at GPT shapes: issue 22's Intel Xeon with oneDNN capped to each
-// instruction set, and BENCHMARKS.md's AMD Zen 4 (`tapegpt bench
-// --bf16-rate --without-amx`), where AVX512_BF16 ran about 2x sgemm. CPUs
-// differ, so the user is pointed at the measurement.
-const char* kMeasureThisCpu = "`tapegpt bench --bf16-rate --without-amx` measures this CPU";
+const char* kMeasureThisCpu = "`tapegpt bench --bf16-rate` measures this CPU";
 
-std::string expected_speed(const std::string& isa) {
-  if (isa == "avx512_core_bf16")
-    return std::string("matmuls at about 0.6-0.7x float32's rate on an Intel Xeon, about 2x on an AMD Zen 4; ") +
-           kMeasureThisCpu;
-  return std::string("matmuls at about 0.2x float32's rate on an Intel Xeon (bf16 emulated); ") + kMeasureThisCpu;
+// Launched by mpirun (Open MPI or a PMI launcher): the ranks must agree, so
+// auto decides on the ISA alone (the same test as distributed_mpi.cpp's).
+bool under_mpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
+}
+
+std::string fixed2(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", x);
+  return text;
+}
+
+std::string why_no_bf16(const Bf16Backend& b) {
+  return b.isa == "none" ? "this build has no oneDNN (install libdnnl-dev: bash scripts/setup.sh, then rebuild)"
+                         : "oneDNN has no bf16 matmul for this CPU (it runs " + b.isa + "; it needs AVX-512)";
 }
 
 }  // namespace
 
-PrecisionChoice choose_precision(const std::string& requested, const std::string& asked) {
-  const std::string isa = kernels::dnnl_effective_isa();
+Bf16Backend Bf16Backend::here() {
+  return Bf16Backend{kernels::bf16_matmul_available(), kernels::bf16_native(), kernels::dnnl_effective_isa()};
+}
+
+PrecisionChoice decide_auto(const Bf16Backend& b, double speedup, const AutoShape* shape) {
+  PrecisionChoice c;
+  if (!b.available) {
+    c.reason = "auto: float32, since " + why_no_bf16(b);
+  } else if (!b.native) {
+    c.reason = "auto: float32, since oneDNN would emulate bf16 here (it runs " + b.isa +
+               ", without AVX512_BF16 or AMX-BF16: issue 22 measured about 0.2x float32's matmul speed so on an Intel Xeon)";
+  } else if (speedup <= 0) {
+    c.precision = nn::Precision::Bf16;
+    c.reason = "auto: bf16, since oneDNN runs " + b.isa + " (native bf16" +
+               std::string(shape ? "; not measured: ranks of an mpirun job decide on the ISA alone" : "") + ")";
+  } else {
+    c.measured_speedup = speedup;
+    const std::string measured = "measured " + fixed2(speedup) + "x float32's matmul speed at this model's width" +
+                                 (shape ? " (C " + std::to_string(shape->C) + ")" : std::string());
+    if (speedup >= kAutoMinSpeedup) {
+      c.precision = nn::Precision::Bf16;
+      c.reason = "auto: bf16, since oneDNN runs " + b.isa + " (native bf16) and " + measured;
+    } else {
+      c.reason = "auto: float32, since oneDNN runs " + b.isa + " (native bf16) but " + measured + ", below " +
+                 fixed2(kAutoMinSpeedup) + "x";
+    }
+  }
+  return c;
+}
+
+PrecisionChoice choose_precision(const std::string& requested, const std::string& asked, const AutoShape* shape) {
+  const Bf16Backend b = Bf16Backend::here();
   PrecisionChoice c;
   if (requested == "fp32") {
     c.reason = asked;
   } else if (requested == "auto") {
-    if (kernels::amx_bf16_usable()) {
-      c.precision = nn::Precision::Bf16;
-      c.reason = "auto: AMX-BF16 usable (oneDNN " + kernels::dnnl_version() + " runs " + isa + ")";
-    } else if (!kernels::cpu_has_amx_bf16()) {
-      c.reason = std::string("auto: this CPU has no AMX-BF16, so float32; --precision bf16 may be faster all the same: ") +
-                 kMeasureThisCpu;
-    } else {
-      c.reason = "auto: the CPU has AMX-BF16 but " +
-                 std::string(kernels::dnnl_version() == "none" ? "this build has no oneDNN (libdnnl-dev)"
-                             : !kernels::os_permits_amx() ? "the kernel does not permit its tiles"
-                                                          : "oneDNN runs " + isa + " (ONEDNN_MAX_CPU_ISA?)");
-    }
+    const bool measure = b.native && shape && shape->C > 0 && !under_mpirun();
+    c = decide_auto(b, measure ? measure_bf16_speedup(shape->rows, shape->C) : 0.0, shape);
   } else if (requested == "bf16") {
-    if (!kernels::bf16_matmul_available())
-      throw tg::UsageError(
-          "--precision bf16 needs oneDNN's bf16 matmul, which " +
-          std::string(kernels::dnnl_version() == "none"
-                          ? "this build lacks (install libdnnl-dev: bash scripts/setup.sh, then rebuild)"
-                          : "has none for this CPU (oneDNN runs " + isa + "; it needs AVX-512)") +
-          "; use --precision fp32");
+    if (!b.available) throw tg::UsageError("--precision bf16 needs oneDNN's bf16 matmul, but " + why_no_bf16(b) +
+                                           "; use --precision fp32");
     c.precision = nn::Precision::Bf16;
-    c.reason = kernels::amx_bf16_usable()
-                   ? asked + "; AMX-BF16 usable (oneDNN runs " + isa + ")"
-                   : asked + ", without AMX-BF16: oneDNN runs " + isa + ", expect " + expected_speed(isa);
+    c.reason = b.native ? asked + "; oneDNN runs " + b.isa + " (native bf16)"
+                        : asked + ", emulated: oneDNN runs " + b.isa +
+                              " (no AVX512_BF16 or AMX-BF16), expect about 0.2x float32's matmul speed; " +
+                              kMeasureThisCpu;
   } else {
     throw tg::UsageError("--precision must be fp32, bf16 or auto (got '" + requested + "')");
   }
   return c;
 }
 
+PrecisionChoice precision_for_checkpoint(const std::string& requested, nn::Precision trained) {
+  if (requested != "auto") return choose_precision(requested);
+  PrecisionChoice c;
+  if (trained == nn::Precision::Fp32) {
+    c.reason = "auto: the checkpoint's own (trained in float32)";
+  } else if (kernels::bf16_matmul_available()) {
+    c.precision = nn::Precision::Bf16;
+    c.reason = "auto: the checkpoint's own (trained in bf16; oneDNN runs " + kernels::dnnl_effective_isa() + ")";
+  } else {
+    c.reason = "auto: float32, though the checkpoint was trained in bf16, since " + why_no_bf16(Bf16Backend::here()) +
+               ": losses may differ slightly from the training log's";
+  }
+  return c;
+}
+
 void resolve_precision(TrainOptions* o, const std::string& asked) {
-  const PrecisionChoice c = choose_precision(o->precision, asked);
+  const AutoShape shape{o->batch_size * o->model.block_size, o->model.n_embd};
+  const PrecisionChoice c = choose_precision(o->precision, asked, &shape);
   o->precision = nn::precision_name(c.precision);
   o->precision_reason = c.reason;
 }

@@ -143,8 +143,14 @@ bool cpu_has_amx_bf16();
 bool os_permits_amx();
 // All of: oneDNN is here and dispatches to AMX (not capped below it by
 // ONEDNN_MAX_CPU_ISA), the CPU has AMX-BF16 and the kernel permits its
-// tiles. Only then do bf16 matmuls beat float32 (issue 22's measurements:
-// 3.4-9× sgemm on AMX, 0.6-0.7× with AVX512_BF16, 0.2× with AVX-512 alone).
+// tiles (issue 22 measured 3.4-9× sgemm there).
 bool amx_bf16_usable();
+// oneDNN runs bf16 dot products in hardware here: its effective ISA (as
+// capped by ONEDNN_MAX_CPU_ISA) is avx512_core_bf16 (AVX512_BF16: AMD Zen 4
+// and later, Intel Cooper Lake and later) or avx512_core_amx. A bf16 speed
+// measured there is a result for every CPU with that ISA (issue 38: about
+// 1.9× sgemm on a Zen 4); below it (avx512_core) oneDNN emulates bf16, at
+// about 0.2× sgemm on an Intel Xeon, and a bf16 speed is no result.
+bool bf16_native();
 
 }  // namespace kernels

@@ -124,4 +124,10 @@ bool amx_bf16_usable() {
          cpu_has_amx_bf16() && os_permits_amx();
 }
 
+bool bf16_native() {
+  if (!bf16_matmul_available()) return false;
+  const std::string isa = dnnl_effective_isa();
+  return isa == "avx512_core_bf16" || isa.find("amx") != std::string::npos;
+}
+
 }  // namespace kernels

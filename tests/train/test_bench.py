@@ -2,14 +2,15 @@
 """`tapegpt bench --json` and `--sgemm-rate --json` carry what scripts
 compare (profile split, FLOPs per token, OpenBLAS core and build),
 `--bf16-rate` says which instruction set oneDNN runs and measures bf16
-only where the CPU has AMX-BF16, and
+only where oneDNN runs it natively (AVX512_BF16 or AMX-BF16), and
 `scripts/bench.sh --quick` runs end to end against PyTorch with a fair
 baseline (same OpenBLAS file, build, core and threads on both sides; the
-same oneDNN file where bf16 runs), with the bf16 sides timed only on a CPU
-with AMX-BF16 (elsewhere the line saying bf16 speed was not measured, and
-under BF16_ANYWAY=1 the bf16 rows labelled "no AMX: not a result"), with
-issue 22's targets judged (scripts/bench_targets.py: met or missed on AMX,
-only labelled elsewhere), and
+same oneDNN file where bf16 runs), with the bf16 sides timed only where
+bf16 is native (elsewhere the line saying bf16 speed was not measured, and
+under BF16_ANYWAY=1 the bf16 rows labelled "bf16 emulated: not a result";
+checked here with ONEDNN_MAX_CPU_ISA=AVX512_CORE), with issue 38's targets
+judged (scripts/bench_targets.py: met or missed where bf16 is native, only
+labelled elsewhere), and
 `scripts/bench_time_to_loss.sh --quick` runs its four trainings end to end.
 Timings are not checked: only that they are there and positive.
 Run by CTest as: test_bench.py PATH/TO/tapegpt
@@ -27,7 +28,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(REPO, "tests", "support"))
 import no_skip  # noqa: E402
 sys.path.insert(0, os.path.join(REPO, "scripts"))
-from bench_targets import issue22_targets  # noqa: E402
+from bench_targets import issue38_targets, DEFAULT_TARGET  # noqa: E402
 from bench_summary import med  # noqa: E402
 
 TAPEGPT = None
@@ -42,11 +43,6 @@ def bench(*args):
     return p.stdout
 
 
-def cpu_has_amx_bf16():
-    with open("/proc/cpuinfo") as f:
-        return "amx_bf16" in next((line.split() for line in f if line.startswith("flags")), [])
-
-
 def s_md(tmp):
     with open(os.path.join(tmp, "summary.md")) as f:
         return f.read()
@@ -59,7 +55,7 @@ def jsonl(path):
 
 class Bench(unittest.TestCase):
     def test_json_has_the_profile_split(self):
-        # The profile replays float32 kernels: a float32 step (on AMX, auto would be bf16).
+        # The profile replays float32 kernels: a float32 step (where bf16 is native, auto would be bf16).
         r = json.loads(bench(*TINY, "--json", "--precision", "fp32"))
         self.assertEqual((r["shape"], r["batch"], r["T"], r["threads"]), ("S", 2, 16, 2))
         self.assertGreater(r["flops_per_token"], 0)
@@ -105,36 +101,44 @@ class Bench(unittest.TestCase):
             no_skip.skip_test_or_fail(self, "tapegpt was built without oneDNN (libdnnl-dev)")
         self.assertEqual(r["threads"], 2)
         self.assertRegex(r["dnnl_version"], r"^\d+\.\d+\.\d+$")
-        with open("/proc/cpuinfo") as f:
-            flags = next((line.split() for line in f if line.startswith("flags")), [])
-        if "amx_bf16" not in flags:  # never an emulated speed as a result
-            self.assertFalse(r["amx_bf16"])
-            self.assertIsNone(r["bf16_rate_gflops"])
-            self.assertEqual(r["not_measured"], "bf16 speed not measured here: this CPU has no AMX-BF16 "
-                             f"(oneDNN runs {r['dnnl_isa']})")
-        elif r["amx_bf16"]:
-            self.assertIn("amx", r["dnnl_isa"])
+        native = r["dnnl_isa"] in ("avx512_core_bf16", "avx512_core_amx")
+        self.assertEqual(r["bf16_native"], native)
+        if native:  # a result for every CPU with this ISA: measured, no label
+            self.assertNotIn("label", r)
             self.check_bf16_rates(r)
-        if not r["amx_bf16"] and r["dnnl_isa"].startswith("avx512_core"):
-            # --without-amx: the same measurement (the code an AMX machine runs), labelled.
-            m = json.loads(bench("--bf16-rate", "--without-amx", "--json", "--threads", "2"))
-            self.assertEqual((m["label"], m["not_measured"]), ("no AMX: not a result", r["not_measured"]))
+            self.assertIn(f"a result for CPUs where oneDNN runs {r['dnnl_isa']}", bench("--bf16-rate", "--threads", "2"))
+        else:  # never an emulated speed as a result
+            self.assertIsNone(r["bf16_rate_gflops"])
+        # Capped to AVX512_CORE, oneDNN emulates bf16: not measured, and said
+        # so; --emulated measures all the same (the code a native CPU runs), labelled.
+        capped_env = dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX512_CORE")
+        if r["dnnl_isa"].startswith("avx512_core"):
+            c = json.loads(subprocess.run([TAPEGPT, "bench", "--bf16-rate", "--json", "--threads", "2"],
+                                          capture_output=True, text=True, env=capped_env, check=True).stdout)
+            self.assertEqual((c["dnnl_isa"], c["bf16_native"], c["bf16_rate_gflops"]), ("avx512_core", False, None))
+            self.assertEqual(c["not_measured"], "bf16 speed not measured here: oneDNN would emulate bf16 (it runs "
+                             "avx512_core, without AVX512_BF16 or AMX-BF16)")
+            m = json.loads(subprocess.run([TAPEGPT, "bench", "--bf16-rate", "--emulated", "--json", "--threads", "2"],
+                                          capture_output=True, text=True, env=capped_env, check=True).stdout)
+            self.assertEqual((m["label"], m["not_measured"]), ("bf16 emulated: not a result", c["not_measured"]))
             self.check_bf16_rates(m)
-            text = bench("--bf16-rate", "--without-amx", "--threads", "2")
-            self.assertIn("every figure below: no AMX: not a result", text)
+            text = subprocess.run([TAPEGPT, "bench", "--bf16-rate", "--emulated", "--threads", "2"],
+                                  capture_output=True, text=True, env=capped_env, check=True).stdout
+            self.assertIn("every figure below: bf16 emulated: not a result", text)
             self.assertIn("oneDNN's whole calls", text)
-        p = subprocess.run([TAPEGPT, "bench", "--without-amx"], capture_output=True, text=True)
+        p = subprocess.run([TAPEGPT, "bench", "--emulated"], capture_output=True, text=True)
         self.assertEqual((p.returncode, p.stderr.strip()),
-                         (2, "tapegpt bench: error: --without-amx goes with --bf16-rate only"))
+                         (2, "tapegpt bench: error: --emulated goes with --bf16-rate only"))
         text = bench("--bf16-rate", "--threads", "2")
         self.assertIn(f"effective ISA {r['dnnl_isa']}", text)
-        self.assertIn("bf16 speed not measured here" if not r["amx_bf16"] else "GFLOP/s", text)
-        # Capped by ONEDNN_MAX_CPU_ISA: reported as such, and never measured.
+        self.assertIn("GFLOP/s" if native else "bf16 speed not measured here", text)
+        # Capped by ONEDNN_MAX_CPU_ISA below AVX-512: reported as such, and never measured.
         p = subprocess.run([TAPEGPT, "bench", "--bf16-rate", "--json"], capture_output=True, text=True,
                            env=dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX2"), timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
         capped = json.loads(p.stdout)
-        self.assertEqual((capped["dnnl_isa"], capped["amx_bf16"], capped["bf16_rate_gflops"]), ("avx2", False, None))
+        self.assertEqual((capped["dnnl_isa"], capped["bf16_native"], capped["bf16_rate_gflops"]),
+                         ("avx2", False, None))
         p = subprocess.run([TAPEGPT, "bench", "--bf16-rate", "--shape", "G"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
         self.assertIn("drop --shape", p.stderr)
@@ -178,8 +182,8 @@ class Bench(unittest.TestCase):
         self.assertEqual((pb["precision"], pb["shape"], pb["threads"]), ("bf16 autocast", "S", 2))
         self.assertTrue(pb["onednn_isa"])  # oneDNN's verbose isa: line, kept out of stdout
         self.assertTrue(pb["onednn_ran"] and all(k.startswith("matmul ") for k in pb["onednn_ran"]), pb["onednn_ran"])
-        if label is None:  # on AMX: the autocast step's matmuls ran AMX kernels
-            self.assertTrue(any("amx" in k for k in pb["onednn_ran"]), pb["onednn_ran"])
+        if label is None:  # native: the autocast step's matmuls ran kernels of the ISA tapegpt saw
+            self.assertTrue(any(s["bf16"]["isa"] in k for k in pb["onednn_ran"]), (s["bf16"]["isa"], pb["onednn_ran"]))
         self.assertTrue(pb["onednn_libs"])
         (pf,) = jsonl(os.path.join(tmp, "raw", "torch-S.jsonl"))
         self.assertEqual(pf["precision"], "fp32")
@@ -189,7 +193,7 @@ class Bench(unittest.TestCase):
         self.assertGreater(row["bf16_speedups"]["torch_bf16_vs_torch_fp32"]["median"], 0)
         self.assertEqual(s["bf16"]["label"], label)
         self.assertGreater(s["bf16"]["rate_gflops"], 0)
-        if label is None or "--without-amx" in bench("--help"):  # tapegpt's rates too: the reference is the best
+        if label is None or "--emulated" in bench("--help"):  # tapegpt's rates too: the reference is the best
             b = s["bf16"]
             self.assertGreater(b["tapegpt_pieces_rate_gflops"], 0)
             self.assertTrue(b["tapegpt_kernels"] and b["onednn_whole_call_kernels"])
@@ -204,6 +208,10 @@ class Bench(unittest.TestCase):
             self.assertGreater(row["tapegpt_bf16"]["share_of_bf16_rate"], 0)
             self.assertGreater(row["bf16_speedups"]["tapegpt_bf16_vs_torch_bf16"]["median"], 0)
             self.assertGreater(row["bf16_speedups"]["tapegpt_bf16_vs_torch_fp32"]["median"], 0)
+            best = row["bf16_speedups"]["tapegpt_bf16_vs_torch_best"]
+            self.assertAlmostEqual(best["median"], min(row["torch"]["step_s"], row["torch_bf16"]["step_s"])
+                                   / row["tapegpt_bf16"]["step_s"])
+            self.assertEqual(len(best["rounds"]), 1)
             # Its kernel profile, the roundings apart: where the bf16 step's time goes.
             self.assertGreater(row["tapegpt_bf16"]["profile_s"]["attention"], 0)
             self.assertGreater(row["tapegpt_bf16"]["profile_s"]["rounding"], 0)
@@ -213,11 +221,11 @@ class Bench(unittest.TestCase):
             self.assertNotIn("tapegpt_bf16", row)
             self.assertIn("no --precision", s["bf16"]["tapegpt_missing"])
             return
-        # Issue 22's targets: judged on AMX (where the bf16 row ran on the
-        # default, so auto must have picked bf16); elsewhere only labelled.
+        # Issue 38's targets: judged where bf16 is native (where the bf16 row
+        # ran on the default, so auto must have picked bf16); elsewhere only labelled.
         targets = {t["target"]: t for t in s["targets"]}
-        default = targets["`--precision auto` (the default) trains in bf16"]
-        speed_s = targets["S: tapegpt bf16 vs PyTorch bf16 autocast ≥ 1.5×"]
+        default = targets[DEFAULT_TARGET]
+        speed_s = targets["S: tapegpt default vs the better of PyTorch float32 and bf16 autocast ≥ 1.8×"]
         self.assertTrue(speed_s["measured"].endswith("×"))
         if label is None:
             self.assertEqual(default["status"], "met", default)
@@ -225,50 +233,50 @@ class Bench(unittest.TestCase):
         else:
             self.assertEqual((default["status"], speed_s["status"]), (label, label))
             self.assertTrue(tb["precision_reason"].startswith("asked for"), tb["precision_reason"])
-        self.assertEqual(targets["G: tapegpt bf16 peak RSS below tapegpt float32's"]["status"], "not run")  # --quick: S only
-        self.assertIn("\nIssue 22's targets (bf16 on AMX, this run):\n", s_md(tmp))
+        self.assertEqual(targets["G: tapegpt default vs tapegpt float32 ≥ 1.5×"]["status"], "not run")  # --quick: S only
+        self.assertIn("\nIssue 38's targets (tapegpt's default precision, this run):\n", s_md(tmp))
 
     def test_summary_medians_skip_nulls(self):
-        # bench.sh's default 3 rounds on a CPU without AMX: three null bf16 rates.
+        # bench.sh's default 3 rounds where bf16 is emulated: three null bf16 rates.
         self.assertIsNone(med([{"r": None}] * 3, "r"))
         self.assertEqual(med([{"r": 1.0}, {"r": None}, {"r": 3.0}, {}], "r"), 2.0)
 
-    def test_issue22_targets_verdicts(self):
+    def test_issue38_targets_verdicts(self):
         """scripts/bench_targets.py judges each target from a summary: met at
         or above it, missed below, not run without the rows, and only the
-        label, no verdict, for bf16 rows timed without AMX."""
-        def summary(label, s_ratio, g_bf16_rss, precisions=("bf16",), auto=True):
+        label, no verdict, for bf16 rows timed where bf16 is emulated."""
+        def summary(label, s_best, g_share, precisions=("bf16",), auto=True):
             sp = lambda m: dict(median=m, rounds=[m])
             return dict(bf16=dict(label=label, tapegpt_default=dict(precisions=list(precisions), auto=auto)),
-                        shapes=dict(S=dict(bf16_speedups=dict(tapegpt_bf16_vs_torch_bf16=sp(s_ratio))),
-                                    G=dict(tapegpt=dict(peak_rss_mib=2000.0),
-                                           tapegpt_bf16=dict(peak_rss_mib=g_bf16_rss, share_of_bf16_rate=0.49),
-                                           bf16_speedups=dict(tapegpt_bf16_vs_torch_fp32=sp(6.0)))))
+                        shapes=dict(S=dict(bf16_speedups=dict(tapegpt_bf16_vs_torch_best=sp(s_best))),
+                                    G=dict(tapegpt_bf16=dict(share_of_bf16_rate=g_share),
+                                           bf16_speedups=dict(tapegpt_bf16_vs_tapegpt_fp32=sp(1.5)))))
 
         def verdicts(s):
-            return {t["target"]: (t["measured"], t["status"]) for t in issue22_targets(s)}
-        v = verdicts(summary(None, 1.5, 1999.0))
-        self.assertEqual(v["`--precision auto` (the default) trains in bf16"], ("bf16 (chosen by auto)", "met"))
-        self.assertEqual(v["S: tapegpt bf16 vs PyTorch bf16 autocast ≥ 1.5×"], ("1.50×", "met"))
-        self.assertEqual(v["M: tapegpt bf16 vs PyTorch bf16 autocast ≥ 2.0×"], (None, "not run"))
-        self.assertEqual(v["G: tapegpt bf16 vs PyTorch float32 ≥ 6.0×"], ("6.00×", "met"))
-        self.assertEqual(v["G: tapegpt bf16 model FLOP rate ≥ 50% of oneDNN's bf16 matmul rate"], ("49%", "missed"))
-        self.assertEqual(v["G: tapegpt bf16 peak RSS below tapegpt float32's"], ("1999 MiB vs 2000 MiB", "met"))
-        v = verdicts(summary(None, 1.49, 2000.0, precisions=("fp32",)))
-        self.assertEqual(v["`--precision auto` (the default) trains in bf16"], ("fp32 (chosen by auto)", "missed"))
-        self.assertEqual(v["S: tapegpt bf16 vs PyTorch bf16 autocast ≥ 1.5×"][1], "missed")
-        self.assertEqual(v["G: tapegpt bf16 peak RSS below tapegpt float32's"][1], "missed")
-        self.assertEqual(verdicts(summary(None, 2.0, 1.0, auto=False))[
-            "`--precision auto` (the default) trains in bf16"][1], "missed")  # asked for bf16: not the default
-        v = verdicts(summary("no AMX: not a result", 9.0, 1.0))
-        self.assertEqual(v["S: tapegpt bf16 vs PyTorch bf16 autocast ≥ 1.5×"], ("9.00×", "no AMX: not a result"))
-        self.assertEqual(v["M: tapegpt bf16 vs PyTorch float32 ≥ 3.5×"], (None, "not run"))
+            return {t["target"]: (t["measured"], t["status"]) for t in issue38_targets(s)}
+        best = "{} tapegpt default vs the better of PyTorch float32 and bf16 autocast ≥ {}×"
+        v = verdicts(summary(None, 1.8, 0.85))
+        self.assertEqual(v[DEFAULT_TARGET], ("bf16 (chosen by auto)", "met"))
+        self.assertEqual(v[best.format("S:", "1.8")], ("1.80×", "met"))
+        self.assertEqual(v[best.format("M:", "1.5")], (None, "not run"))
+        self.assertEqual(v["G: tapegpt default vs tapegpt float32 ≥ 1.5×"], ("1.50×", "met"))
+        self.assertEqual(v["G: tapegpt default's model FLOP rate ≥ 85% of oneDNN's bf16 matmul rate"], ("85%", "met"))
+        v = verdicts(summary(None, 1.79, 0.84, precisions=("fp32",)))
+        self.assertEqual(v[DEFAULT_TARGET], ("fp32 (chosen by auto)", "missed"))
+        self.assertEqual(v[best.format("S:", "1.8")][1], "missed")
+        self.assertEqual(v["G: tapegpt default's model FLOP rate ≥ 85% of oneDNN's bf16 matmul rate"],
+                         ("84%", "missed"))
+        self.assertEqual(verdicts(summary(None, 2.0, 1.0, auto=False))[DEFAULT_TARGET][1],
+                         "missed")  # asked for bf16: not the default
+        v = verdicts(summary("bf16 emulated: not a result", 9.0, 1.0))
+        self.assertEqual(v[best.format("S:", "1.8")], ("9.00×", "bf16 emulated: not a result"))
+        self.assertEqual(v["S: tapegpt default vs tapegpt float32 ≥ 1.5×"], (None, "not run"))
 
     def test_bench_script_quick(self):
         if subprocess.run(["/usr/bin/python3", "-c", "import torch"], capture_output=True).returncode != 0:
             no_skip.skip_test_or_fail(self, "PyTorch is not installed for /usr/bin/python3")
         rate = json.loads(bench("--bf16-rate", "--json"))
-        amx = cpu_has_amx_bf16() and rate["amx_bf16"]
+        native = rate["bf16_native"]
         with tempfile.TemporaryDirectory() as tmp:
             p, s = self.run_bench_script(tmp)
             row = s["shapes"]["S"]
@@ -277,30 +285,41 @@ class Bench(unittest.TestCase):
                 self.assertGreater(row[side]["share_of_sgemm"], 0)
                 self.assertGreater(row[side]["sample_tokens_per_s"], 0)
             self.assertGreater(s["sgemm"]["rate_gflops"], 0)
-            self.assertEqual(s["bf16"]["amx"], bool(amx))
-            if amx:
+            self.assertEqual(s["bf16"]["native"], bool(native))
+            if native:
                 self.check_bf16_sides(tmp, s, None)
-            else:  # never an emulated speed as a result: nothing bf16 timed, and one line says so
-                self.assertEqual(s["bf16"]["note"], rate["not_measured"])
-                if not cpu_has_amx_bf16():
-                    self.assertEqual(rate["not_measured"], "bf16 speed not measured here: this CPU has no AMX-BF16 "
-                                     f"(oneDNN runs {rate['dnnl_isa']})")
-                self.assertIn("\n" + rate["not_measured"] + "\n", p.stdout)
-                self.assertIn("\n\n" + rate["not_measured"] + "\n", p.stdout[p.stdout.index("**QUICK RUN"):])
-                self.assertFalse(any(k in row for k in ("torch_bf16", "tapegpt_bf16", "bf16_speedups")))
-                self.assertFalse([f for f in os.listdir(os.path.join(tmp, "raw"))
-                                  if f.startswith(("torch-bf16", "tapegpt-bf16", "bf16-rate-torch"))])
-                self.assertNotIn(" ms/step | PyTorch bf16", p.stdout)
-        if not amx and rate["dnnl_isa"].startswith("avx512_core"):
-            # BF16_ANYWAY=1: the bf16 rows end to end on this CPU, each labelled not a result.
+                self.assertEqual(s["bf16"]["isa"], rate["dnnl_isa"])
+                self.assertIn(f"**bf16 figures below: oneDNN ran {rate['dnnl_isa']} (native bf16)**", p.stdout)
+                self.assertIn(f"| S (8, 128) | measured ({rate['dnnl_isa']}) |", p.stdout)
+            else:
+                self.check_not_timed(p, s, rate)
+        if rate["dnnl_isa"].startswith("avx512_core"):
+            # Where oneDNN only emulates bf16 (capped here): nothing bf16 timed,
+            # one line says so; BF16_ANYWAY=1 times the rows, each labelled not a result.
+            capped = dict(ONEDNN_MAX_CPU_ISA="AVX512_CORE")
+            emulated = json.loads(subprocess.run([TAPEGPT, "bench", "--bf16-rate", "--json"], capture_output=True,
+                                                 text=True, env=dict(os.environ, **capped), check=True).stdout)
             with tempfile.TemporaryDirectory() as tmp:
-                p, s = self.run_bench_script(tmp, BF16_ANYWAY="1")
-                self.check_bf16_sides(tmp, s, "no AMX: not a result")
-                self.assertIn("**bf16 figures below: no AMX: not a result.**", p.stdout)
-                self.assertIn("| S (8, 128) | no AMX: not a result |", p.stdout)
+                p, s = self.run_bench_script(tmp, **capped)
+                self.check_not_timed(p, s, emulated)
+            with tempfile.TemporaryDirectory() as tmp:
+                p, s = self.run_bench_script(tmp, BF16_ANYWAY="1", **capped)
+                self.check_bf16_sides(tmp, s, "bf16 emulated: not a result")
+                self.assertIn("**bf16 figures below: bf16 emulated: not a result.**", p.stdout)
+                self.assertIn("| S (8, 128) | bf16 emulated: not a result |", p.stdout)
         bad = subprocess.run(["bash", "scripts/bench.sh", "--bogus"], cwd=REPO, capture_output=True, text=True)
         self.assertEqual(bad.returncode, 2)
         self.assertIn("unknown argument '--bogus'", bad.stderr)
+
+    def check_not_timed(self, p, s, rate):
+        """A --quick run where bf16 is not native: nothing bf16 timed, and one line says why."""
+        row = s["shapes"]["S"]
+        self.assertFalse(s["bf16"]["native"])
+        self.assertEqual(s["bf16"]["note"], rate["not_measured"])
+        self.assertIn("\n" + rate["not_measured"] + "\n", p.stdout)
+        self.assertIn("\n\n" + rate["not_measured"] + "\n", p.stdout[p.stdout.index("**QUICK RUN"):])
+        self.assertFalse(any(k in row for k in ("torch_bf16", "tapegpt_bf16", "bf16_speedups")))
+        self.assertNotIn(" ms/step | PyTorch bf16", p.stdout)
 
     def test_time_to_loss_script_quick(self):
         """scripts/bench_time_to_loss.sh end to end on a short corpus: four
@@ -320,12 +339,11 @@ class Bench(unittest.TestCase):
                                env=env, capture_output=True, text=True, timeout=900)
             self.assertEqual(p.returncode, 0, p.stderr)
             s = json.load(open(os.path.join(out, "summary.json")))
-            # (e), the fast recipe in bf16, where oneDNN runs bf16 in hardware but auto chose fp32.
+            # (e), the fast recipe in float32, where oneDNN runs bf16 natively and auto chose bf16.
             r = json.loads(subprocess.run([TAPEGPT, "bench", "--bf16-rate", "--json"], capture_output=True,
                                           text=True, check=True).stdout)
-            hardware_bf16 = not r["amx_bf16"] and r["dnnl_isa"] in ("avx512_core_bf16", "avx512_core_amx")
             self.assertEqual(list(s["runs"]), ["pytorch-fp32", "pytorch-bf16", "tapegpt-default", "tapegpt-fast"]
-                             + (["tapegpt-fast-bf16"] if hardware_bf16 else []))
+                             + (["tapegpt-fast-fp32"] if r["bf16_native"] else []))
             base = s["runs"]["pytorch-fp32"]
             self.assertEqual(s["target"], base["final_val_loss"])
             self.assertEqual(base["ratio"], 1.0)

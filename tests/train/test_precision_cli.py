@@ -4,9 +4,11 @@
 A bf16 run learns as a float32 one does (close losses, not the same bits);
 N steps = N/2 + save + resume + N/2, bit for bit, in bf16; the checkpoint
 records the precision and a resume keeps it, refuses another unless
---change-precision, and continues in the new one with it; `auto` picks fp32
-where the CPU has no AMX-BF16 and says why; eval, sample, attention and
-bench take the flag; mistakes get one error line and leave no file.
+--change-precision, and continues in the new one with it; `auto` picks bf16
+where oneDNN runs it natively and measures it faster, fp32 where it would be
+emulated, and says why; eval, sample, attention and bench take the flag,
+and under auto follow the checkpoint's precision; mistakes get one error
+line and leave no file.
 Run by CTest as: test_precision_cli.py PATH/TO/tapegpt
 """
 import json
@@ -47,11 +49,6 @@ def step_rows(run_dir):  # the training rows, without wall times
 
 def last_val_loss(run_dir):
     return [r["val_loss"] for r in rows(run_dir) if "val_loss" in r][-1]
-
-
-def amx_bf16_in_cpuinfo():
-    with open("/proc/cpuinfo") as f:
-        return any(line.startswith("flags") and "amx_bf16" in line.split() for line in f)
 
 
 class PrecisionCli(unittest.TestCase):
@@ -133,17 +130,41 @@ class PrecisionCli(unittest.TestCase):
         self.assertIn("precision: fp32 (the run's own)", out)
 
     def test_auto_says_which_and_why(self):
+        # Note [auto precision]: bf16 where oneDNN runs it natively and the
+        # measurement confirms it; float32 where bf16 would be emulated
+        # (checked by capping oneDNN's ISA) or is missing.
+        isa = json.loads(run("bench", "--bf16-rate", "--json").stdout)["dnnl_isa"]
         out = os.path.join(self.tmp, "auto")
         text = run("train", *self.common, "--out", out, "--max-steps", "1").stdout
-        if amx_bf16_in_cpuinfo():
-            self.assertRegex(text, r"precision: (bf16 \(auto: AMX-BF16 usable|fp32 \(auto: the CPU has AMX-BF16 but)")
-        else:
-            self.assertIn("precision: fp32 (auto: this CPU has no AMX-BF16", text)
-            self.assertIn("`tapegpt bench --bf16-rate --without-amx` measures this CPU)", text)  # the way to know
+        if isa in ("avx512_core_bf16", "avx512_core_amx"):
+            self.assertRegex(text, r"precision: (bf16 \(auto: bf16, since oneDNN runs " + isa + r" \(native bf16\) "
+                             r"and measured \d+\.\d\dx|fp32 \(auto: float32, since oneDNN runs " + isa +
+                             r" \(native bf16\) but measured)")
+        chose = "bf16" if "precision: bf16 (auto" in text else "fp32"
+        self.assertIn(f"precision={chose}", run("inspect", os.path.join(out, "ckpt.h5")).stdout)  # never "auto"
         bench = json.loads(run("bench", "--shape", "S", "--block-size", "8", "--batch-size", "1", "--steps", "1",
                                "--warmup", "0", "--sample-tokens", "2", "--json", "--threads", "2").stdout)
-        self.assertEqual(bench["precision"], "bf16" if "AMX-BF16 usable" in text else "fp32")
         self.assertTrue(bench["precision_reason"].startswith("auto: "))
+        if isa in ("avx512_core_bf16", "avx512_core_amx"):
+            self.assertGreater(bench["precision_speedup"], 0)  # measured, and the line says the ratio
+            self.assertIn(f"measured {bench['precision_speedup']:.2f}x", bench["precision_reason"])
+        if isa.startswith("avx512_core"):
+            capped = testutil.run(TAPEGPT, "train", *self.common, "--out", os.path.join(self.tmp, "auto-capped"),
+                                  "--max-steps", "1", env=dict(os.environ, ONEDNN_MAX_CPU_ISA="AVX512_CORE")).stdout
+            self.assertIn("precision: fp32 (auto: float32, since oneDNN would emulate bf16 here (it runs avx512_core",
+                          capped)
+
+    def test_checkpoint_commands_follow_the_trained_precision(self):
+        # Under auto, eval, sample and attention run the precision the
+        # checkpoint was trained in: eval reproduces the training log's loss.
+        val = os.path.join(self.data, "val.bin")
+        for precision in ("fp32", "bf16"):
+            ckpt = os.path.join(self.runs[precision][0], "ckpt.h5")
+            r = json.loads(run("eval", "--ckpt", ckpt, "--tokens", val, "--json").stdout)
+            self.assertEqual(r["precision"], precision)
+            text = run("eval", "--ckpt", ckpt, "--tokens", val).stdout
+            trained = "float32" if precision == "fp32" else "bf16"
+            self.assertIn(f"auto: the checkpoint's own (trained in {trained}", text)
 
     def test_inference_commands_take_the_flag(self):
         ckpt = os.path.join(self.runs["bf16"][0], "ckpt.h5")

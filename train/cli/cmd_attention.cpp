@@ -41,7 +41,7 @@ int cmd_attention(int argc, char** argv) {
     throw tg::UsageError("give --layer and --head together (the head to draw as an SVG)");
 
   LoadedModel lm = load_model(ckpt);
-  apply_precision(r, lm.model);
+  apply_precision(r, lm);
   const nn::GPTConfig& c = lm.model.config;
   const bool svg = r.count("layer") > 0;
   const int64_t layer = svg ? get<int64_t>(r, "layer") : 0, head = svg ? get<int64_t>(r, "head") : 0;

@@ -83,33 +83,33 @@ int print_sgemm_rate(bool json) {
 }
 
 // `--bf16-rate`: the bf16 matmuls (oneDNN) against the float32 ones at GPT
-// shapes. Only where oneDNN runs on AMX: the issue's targets are AMX
-// figures, and a rate measured elsewhere (slower than float32 on an Intel
-// Xeon without AMX, faster on an AMD Zen 4) would be taken for one, so it
-// is not measured, and the line says why; --without-amx measures it all the same,
-// every figure labelled "no AMX: not a result", so that CI runs this code.
+// shapes, where oneDNN runs bf16 natively (kernels::bf16_native: AVX512_BF16
+// or AMX-BF16): a figure measured there is a result for every CPU with that
+// ISA, and each is labelled with it. Where oneDNN would emulate bf16
+// (avx512_core), a rate would be taken for what bf16 gives, so it is not
+// measured, and the line says why; --emulated measures it all the same,
+// every figure labelled "bf16 emulated: not a result", so that CI runs this
+// code on any AVX-512 CPU (ONEDNN_MAX_CPU_ISA=AVX512_CORE).
 //
 // Two bf16 rates: tapegpt's kernels (oneDNN in shape-fixed pieces, Note
 // [bf16 matmuls]) and oneDNN's own, one call on the whole matrices on its
 // own threads, as issue 22 measured it. "bf16_rate_gflops", the rate a
 // step's model FLOP rate is a share of, is the larger: a slow reference
 // would flatter the share.
-int print_bf16_rate(bool json, bool without_amx) {
+int print_bf16_rate(bool json, bool emulated) {
   const std::string isa = kernels::dnnl_effective_isa();
   const bool amx = kernels::amx_bf16_usable();
+  const bool native = kernels::bf16_native();
   std::string why_not;
   if (isa == "none")
     why_not = "bf16 speed not measured here: this build has no oneDNN (install libdnnl-dev and rebuild)";
   else if (!kernels::bf16_matmul_available())
     why_not = "bf16 speed not measured here: oneDNN has no bf16 matmul below AVX-512 (it runs " + isa + ")";
-  else if (!kernels::cpu_has_amx_bf16())
-    why_not = "bf16 speed not measured here: this CPU has no AMX-BF16 (oneDNN runs " + isa + ")";
-  else if (!kernels::os_permits_amx())
-    why_not = "bf16 speed not measured here: the kernel does not let this process use AMX tiles (oneDNN runs " + isa + ")";
-  else if (!amx)
-    why_not = "bf16 speed not measured here: oneDNN is capped below AMX (ONEDNN_MAX_CPU_ISA; it runs " + isa + ")";
-  const bool measure = amx || (without_amx && kernels::bf16_matmul_available());
-  const char* label = amx ? "" : "no AMX: not a result";
+  else if (!native)
+    why_not = "bf16 speed not measured here: oneDNN would emulate bf16 (it runs " + isa +
+              ", without AVX512_BF16 or AMX-BF16)";
+  const bool measure = native || (emulated && kernels::bf16_matmul_available());
+  const char* label = native ? "" : "bf16 emulated: not a result";
   const std::vector<train::Bf16Rate> rates = measure ? train::measure_bf16_rates() : std::vector<train::Bf16Rate>{};
   // Whole-layer rates: three matmuls of equal FLOPs, so FLOPs over summed time.
   auto layer_rate = [](const double (&flops)[3]) { return 3.0 / (1.0 / flops[0] + 1.0 / flops[1] + 1.0 / flops[2]); };
@@ -126,13 +126,14 @@ int print_bf16_rate(bool json, bool without_amx) {
   const double pieces = total / pieces_s, whole = total / whole_s, fp32 = total / fp32_s;
   const double reference = std::max(pieces, whole);
   if (json) {
-    std::printf("{\"dnnl_version\":\"%s\",\"dnnl_isa\":\"%s\",\"amx_bf16\":%s,\"threads\":%d",
-                kernels::dnnl_version().c_str(), isa.c_str(), amx ? "true" : "false", omp_get_max_threads());
+    std::printf("{\"dnnl_version\":\"%s\",\"dnnl_isa\":\"%s\",\"amx_bf16\":%s,\"bf16_native\":%s,\"threads\":%d",
+                kernels::dnnl_version().c_str(), isa.c_str(), amx ? "true" : "false", native ? "true" : "false",
+                omp_get_max_threads());
     if (!measure) {
       std::printf(",\"bf16_rate_gflops\":null,\"not_measured\":\"%s\"}\n", why_not.c_str());
       return 0;
     }
-    if (!amx) std::printf(",\"label\":\"%s\",\"not_measured\":\"%s\"", label, why_not.c_str());
+    if (!native) std::printf(",\"label\":\"%s\",\"not_measured\":\"%s\"", label, why_not.c_str());
     std::printf(",\"bf16_rate_gflops\":%.2f,\"tapegpt_bf16_rate_gflops\":%.2f,\"onednn_whole_call_rate_gflops\":%.2f,"
                 "\"fp32_rate_gflops\":%.2f,\"dnnl_kernels\":%s,\"dnnl_whole_call_kernels\":%s,\"layers\":[",
                 reference / 1e9, pieces / 1e9, whole / 1e9, fp32 / 1e9,
@@ -153,9 +154,9 @@ int print_bf16_rate(bool json, bool without_amx) {
   }
   std::printf("oneDNN %s, effective ISA %s; %d threads\n", kernels::dnnl_version().c_str(), isa.c_str(),
               omp_get_max_threads());
-  if (!amx) std::printf("%s\n", why_not.c_str());
+  if (!native) std::printf("%s\n", why_not.c_str());
   if (!measure) return 0;
-  if (!amx) std::printf("--without-amx: measured all the same; every figure below: %s\n", label);
+  if (!native) std::printf("--emulated: measured all the same; every figure below: %s\n", label);
   std::printf("bf16: tapegpt's kernels (oneDNN in pieces) and oneDNN's own whole calls; float32: OpenBLAS %s; "
               "GFLOP/s, median of 5 calls:\n",
               kernels::blas_description().c_str());
@@ -171,7 +172,8 @@ int print_bf16_rate(bool json, bool without_amx) {
   }
   std::printf("rate (all layers, FLOPs over summed time): tapegpt bf16 %.1f GFLOP/s, oneDNN's whole calls %.1f GFLOP/s, "
               "float32 %.1f GFLOP/s (tapegpt bf16 %.2f× float32)%s%s\n",
-              pieces / 1e9, whole / 1e9, fp32 / 1e9, pieces / fp32, amx ? "" : "; ", label);
+              pieces / 1e9, whole / 1e9, fp32 / 1e9, pieces / fp32, "; ",
+              native ? ("a result for CPUs where oneDNN runs " + isa).c_str() : label);
   std::printf("kernels: tapegpt's pieces ran %s; the whole calls ran %s\n",
               joined(kernels::bf16_matmul_kernels(), ", ").c_str(),
               joined(kernels::bf16_whole_call_kernels(), ", ").c_str());
@@ -186,7 +188,7 @@ int cmd_bench(int argc, char** argv) {
                         "KV-cache sampling speed, on synthetic tokens.\n"
                         "  tapegpt bench --shape S|M|G|demo [--batch-size B] [--block-size T] [--steps N]\n"
                         "  tapegpt bench --sgemm-rate    (OpenBLAS's own rate, square 1024-2048)\n"
-                        "  tapegpt bench --bf16-rate     (oneDNN's bf16 matmuls against float32 at GPT shapes; AMX only)\n"
+                        "  tapegpt bench --bf16-rate     (oneDNN's bf16 matmuls against float32 at GPT shapes; native bf16 only)\n"
                         "  tapegpt bench --shape S --tape  (one step's recorded graph and memory plan)");
   opts.add_options()
       ("shape", "S, M, G (see BENCHMARKS.md) or a preset name", cxxopts::value<std::string>()->default_value("S"))
@@ -200,12 +202,14 @@ int cmd_bench(int argc, char** argv) {
       ("naive-attention", "also time one layer's naive T×T attention kernels against the blockwise ones")
       ("sgemm-rate", "only measure OpenBLAS's sgemm rate: square 1024, 1536, 2048, median of 7 calls each")
       ("bf16-rate", "only measure the bf16 matmuls (oneDNN) against float32 at GPT shapes, and say which instruction "
-                    "set oneDNN runs; on a CPU without AMX-BF16 says so and measures nothing (unless --without-amx)")
-      ("without-amx", "with --bf16-rate: measure even without AMX-BF16, every figure labelled \"no AMX: not a "
-                      "result\" (checks the code, measures nothing worth keeping)")
+                    "set oneDNN runs; where it would emulate bf16 (no AVX512_BF16 or AMX-BF16) says so and measures "
+                    "nothing (unless --emulated)")
+      ("emulated", "with --bf16-rate: measure even where bf16 is emulated, every figure labelled \"bf16 emulated: "
+                   "not a result\" (checks the code, measures nothing worth keeping)")
       ("json", "one JSON object instead of text")
       ("precision", "fp32 | bf16 | auto: the step's matmuls in float32, or with bf16 operands and float32 sums; "
-                    "auto picks bf16 only where the CPU has AMX-BF16", cxxopts::value<std::string>()->default_value("auto"));
+                    "auto picks bf16 where oneDNN runs it natively and measures it faster (Note [auto precision])",
+       cxxopts::value<std::string>()->default_value("auto"));
   add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
@@ -214,9 +218,9 @@ int cmd_bench(int argc, char** argv) {
                              "naive-attention", "tape", "sgemm-rate", "precision"})
       if (r.count(flag))
         throw tg::UsageError(std::string("--bf16-rate measures only the bf16 and float32 matmuls; drop --") + flag);
-    return print_bf16_rate(r.count("json") > 0, r.count("without-amx") > 0);
+    return print_bf16_rate(r.count("json") > 0, r.count("emulated") > 0);
   }
-  if (r.count("without-amx")) throw tg::UsageError("--without-amx goes with --bf16-rate only");
+  if (r.count("emulated")) throw tg::UsageError("--emulated goes with --bf16-rate only");
   if (r.count("sgemm-rate")) {
     for (const char* flag : {"shape", "batch-size", "block-size", "steps", "warmup", "sample-tokens", "no-profile",
                              "naive-attention", "tape", "precision"})
@@ -226,10 +230,12 @@ int cmd_bench(int argc, char** argv) {
   }
   train::BenchOptions o;
   o.model = bench_shape(get<std::string>(r, "shape"), &o.batch_size);
-  const train::PrecisionChoice precision = train::choose_precision(get<std::string>(r, "precision"));
-  o.precision = precision.precision;
   if (r.count("batch-size")) o.batch_size = get<int64_t>(r, "batch-size");
   if (r.count("block-size")) o.model.block_size = get<int64_t>(r, "block-size");
+  const train::AutoShape shape{o.batch_size * o.model.block_size, o.model.n_embd};
+  const train::PrecisionChoice precision = train::choose_precision(get<std::string>(r, "precision"), "asked for",
+                                                                   &shape);
+  o.precision = precision.precision;
   if (r.count("tape")) {
     const std::string err = nn::config_error(o.model);
     if (!err.empty()) throw tg::UsageError(err);
@@ -264,7 +270,7 @@ int cmd_bench(int argc, char** argv) {
                 "\"flops_per_token\":%.0f,\"matmul_flops_per_token\":%.0f,\"model_gflops\":%.2f,\"sgemm_peak_gflops\":%.2f,\"optimizer_s\":%.6f,"
                 "\"peak_rss_mib\":%.1f,\"sample_tokens_per_s\":%s,\"blas_core\":\"%s\","
                 "\"blas_build\":\"%s\",\"blas_split\":%s,\"precision\":\"%s\",\"precision_reason\":\"%s\","
-                "\"dnnl_isa\":\"%s\",\"dnnl_kernels\":%s",
+                "\"precision_speedup\":%s,\"dnnl_isa\":\"%s\",\"dnnl_kernels\":%s",
                 get<std::string>(r, "shape").c_str(), static_cast<long long>(o.batch_size),
                 static_cast<long long>(o.model.block_size), omp_get_max_threads(), b.step_seconds, b.tokens_per_s,
                 flops_tok, 6.0 * static_cast<double>(nn::matmul_parameters(o.model)), b.model_flops_per_s / 1e9, b.sgemm_peak_flops / 1e9, b.optimizer_seconds,
@@ -272,7 +278,9 @@ int cmd_bench(int argc, char** argv) {
                 json_number_or_null(o.sample_tokens > 0, b.sample_tokens_per_s).c_str(), kernels::blas_core_name(),
                 kernels::blas_build_name(),
                 kernels::blas_split_in_kernels() ? "true" : "false", nn::precision_name(o.precision),
-                precision.reason.c_str(), kernels::dnnl_effective_isa().c_str(),
+                precision.reason.c_str(),
+                json_number_or_null(precision.measured_speedup > 0, precision.measured_speedup).c_str(),
+                kernels::dnnl_effective_isa().c_str(),
                 json_strings(kernels::bf16_matmul_kernels()).c_str());
     // Seconds per step by kernel category, for scripts to compare (the
     // optimizer entry is the real step's; the rest are replayed kernels).

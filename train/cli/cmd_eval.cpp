@@ -38,7 +38,7 @@ int cmd_eval(int argc, char** argv) {
   if (batch < 1 || batch > 4096) throw tg::UsageError("--batch-size must be between 1 and 4096");
 
   LoadedModel lm = load_model(ckpt);
-  const train::PrecisionChoice precision = apply_precision(r, lm.model);
+  const train::PrecisionChoice precision = apply_precision(r, lm);
   const int64_t T = lm.model.config.block_size;
   if (stride < 0 || stride >= T + 1)
     throw tg::UsageError("--stride must be between 1 and block_size (" + std::to_string(T) + ")");
@@ -83,9 +83,9 @@ int cmd_eval(int argc, char** argv) {
                 loss, std::exp(loss), bpb, static_cast<long long>(res.tokens), static_cast<long long>(res.bytes),
                 nn::precision_name(precision.precision));
   } else {
-    std::printf("loss %.4f nats/token | perplexity %.3f | %.4f bits/byte | %lld tokens scored (%lld bytes) | %s\n",
+    std::printf("loss %.4f nats/token | perplexity %.3f | %.4f bits/byte | %lld tokens scored (%lld bytes) | %s (%s)\n",
                 loss, std::exp(loss), bpb, static_cast<long long>(res.tokens), static_cast<long long>(res.bytes),
-                nn::precision_name(precision.precision));
+                nn::precision_name(precision.precision), precision.reason.c_str());
   }
   return 0;
 }

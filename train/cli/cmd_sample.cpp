@@ -48,7 +48,7 @@ int cmd_sample(int argc, char** argv) {
                          "--top-k and --top-p would do nothing: drop them or give a temperature > 0");
 
   LoadedModel lm = load_model(ckpt);
-  apply_precision(r, lm.model);
+  apply_precision(r, lm);
   std::vector<int32_t> prompt;
   if (r.count("prompt") && !get<std::string>(r, "prompt").empty()) {
     prompt = lm.tokenizer.encode(get<std::string>(r, "prompt"));

@@ -131,8 +131,8 @@ int start_run(const cxxopts::ParseResult& r) {
   o.model.vocab_size = tokenizer.vocab_size();
   const std::string err = train::options_error(o);
   if (!err.empty()) throw tg::UsageError(err);
+  set_threads(o.threads);  // before auto's measurement, which runs on the run's threads
   train::resolve_precision(&o);
-  set_threads(o.threads);
   // Sharded, the moments are allocated per rank, for its slice only (Note
   // [Sharded optimizer state]): never whole, or they would set the peak.
   nn::ParameterStore store = nn::parameter_store_create(o.model, !o.shard_optimizer);
@@ -221,13 +221,13 @@ int resume_run(const cxxopts::ParseResult& r) {
   o.threads = get<int>(r, "threads");
   const std::string err = train::options_error(o);
   if (!err.empty()) throw tg::UsageError(err);
-  resume_precision(path, saved_precision, r, &o);
   const int64_t step = ck.meta.train.step;
   if (step >= o.max_steps)
     throw tg::UsageError("the run in " + path + " already finished (step " + std::to_string(step) +
                          " of max_steps " + std::to_string(o.max_steps) +
                          "); pass --max-steps N with N > " + std::to_string(step) + " to train further");
-  set_threads(o.threads);
+  set_threads(o.threads);  // before auto's measurement (--change-precision --precision auto)
+  resume_precision(path, saved_precision, r, &o);
   nn::GPT model = nn::gpt_create(o.model);
   model.store = std::move(ck.store);
   nn::gpt_bind_views(model);

@@ -98,8 +98,8 @@ int init_from_run(const cxxopts::ParseResult& r, train::TrainOptions o) {
   if (!err.empty()) throw tg::UsageError(err);
   if (r.count("change-precision"))
     throw tg::UsageError("--change-precision is for --resume; a new run takes --precision alone");
+  set_threads(o.threads);  // before auto's measurement, which runs on the run's threads
   train::resolve_precision(&o);
-  set_threads(o.threads);
 
   nn::GPT model;
   if (o.model.block_size == ck.meta.config.block_size) {

@@ -1,6 +1,8 @@
 // --ckpt → model + tokenizer (see load_model.h).
 #include "train/cli/load_model.h"
 
+#include <variant>
+
 #include "autograd/base/errors.h"
 #include "checkpoints/checkpoint.h"
 #include "train/cli/cli_util.h"
@@ -14,21 +16,24 @@ std::string required_ckpt(const cxxopts::ParseResult& r) {
 
 LoadedModel load_model(const std::string& path) {
   checkpoints::Loaded ck = checkpoints::load_checkpoint(path, false);
+  std::string trained;  // absent from files older than --precision: float32
+  for (const checkpoints::Flag& f : ck.meta.train.flags)
+    if (f.name == "precision" && std::holds_alternative<std::string>(f.value)) trained = std::get<std::string>(f.value);
   // The loaded store becomes the model's: no second copy of the buffers.
   return LoadedModel{nn::gpt_create(ck.meta.config, std::move(ck.store)), data::make_tokenizer(ck.meta.tokenizer),
-                     ck.meta.train.step};
+                     ck.meta.train.step, train::precision_of_saved(trained)};
 }
 
 void add_precision_option(cxxopts::Options& options) {
   options.add_options()("precision",
                         "fp32 | bf16 | auto: the matmuls in float32, or with bf16 operands and float32 sums; auto "
-                        "picks bf16 only where the CPU has AMX-BF16",
+                        "runs the precision the checkpoint was trained in",
                         cxxopts::value<std::string>()->default_value("auto"));
 }
 
-train::PrecisionChoice apply_precision(const cxxopts::ParseResult& r, nn::GPT& model) {
-  const train::PrecisionChoice c = train::choose_precision(get<std::string>(r, "precision"));
-  nn::gpt_set_precision(model, c.precision);
+train::PrecisionChoice apply_precision(const cxxopts::ParseResult& r, LoadedModel& lm) {
+  const train::PrecisionChoice c = train::precision_for_checkpoint(get<std::string>(r, "precision"), lm.trained);
+  nn::gpt_set_precision(lm.model, c.precision);
   return c;
 }
 

@@ -15,6 +15,7 @@ struct LoadedModel {
   nn::GPT model;
   data::Tokenizer tokenizer;
   int64_t step = 0;
+  nn::Precision trained = nn::Precision::Fp32;  // the precision it was trained in (its saved flag)
 };
 
 // The --ckpt path, checked before any other flag, or the UsageError
@@ -24,9 +25,10 @@ std::string required_ckpt(const cxxopts::ParseResult& r);
 // Throws tg::DataError (naming the file) if it is missing or invalid.
 LoadedModel load_model(const std::string& ckpt_path);
 
-// --precision fp32|bf16|auto (default auto) for a command that runs a
-// checkpoint, and applying it to the loaded model (train/precision.h).
+// --precision fp32|bf16|auto (default auto: the precision the checkpoint
+// was trained in) for a command that runs a checkpoint, and applying it to
+// the loaded model (train/precision.h).
 void add_precision_option(cxxopts::Options& options);
-train::PrecisionChoice apply_precision(const cxxopts::ParseResult& r, nn::GPT& model);
+train::PrecisionChoice apply_precision(const cxxopts::ParseResult& r, LoadedModel& lm);
 
 }  // namespace cli

@@ -104,7 +104,7 @@ std::vector<Bf16Rate> measure_bf16_rates(int reps) {
 }
 
 double measure_bf16_speedup(int64_t rows, int64_t C, int reps) {
-  const int64_t N = std::min<int64_t>(std::max<int64_t>(rows, 1), 512), H = 4 * C;
+  const int64_t N = std::min<int64_t>(std::max<int64_t>(rows, 1), 256), H = 4 * C;
   // One buffer set serves both layers: inputs of width up to H, outputs too.
   std::vector<float> inp(N * H, 0.5f), w(H * C, 0.25f), dout(N * H, 0.125f), out(N * H), dinp(N * H), dw(H * C);
   std::vector<uint16_t> binp(inp.size()), bw(w.size()), bdout(dout.size());

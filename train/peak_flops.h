@@ -30,8 +30,8 @@ std::vector<SgemmRate> measure_sgemm_rates(const std::vector<int>& sizes = {1024
 // 2·rows·IC·OC FLOPs, through the bf16 kernels (oneDNN in pieces, bf16.h),
 // through oneDNN's own whole calls (the *_whole_call reference) and through
 // the float32 ones (OpenBLAS sgemm), median of `reps` calls after one
-// untimed call each. Meaningful only where oneDNN runs on AMX
-// (kernels::amx_bf16_usable()): elsewhere the caller reports that instead.
+// untimed call each. A result only where oneDNN runs bf16 natively
+// (kernels::bf16_native()): elsewhere the caller reports that instead.
 struct Bf16Rate {
   std::string layer;  // e.g. "GPT-2 qkv"
   int64_t rows = 0, IC = 0, OC = 0;
@@ -46,10 +46,11 @@ std::vector<Bf16Rate> measure_bf16_rates(int reps = 5);
 // `--precision auto`'s check (train/precision.h): how much faster the bf16
 // kernels run one model's matmuls than float32 does here, as float32's
 // seconds over bf16's, for the MLP's two layers (C→4C, 4C→C: most of a
-// step's matmul FLOPs) at `rows` rows (capped at 512: the rate is reached
-// well before), forward and both gradients. Each side is timed `reps`
+// step's matmul FLOPs) at `rows` rows (capped at 256, so that the check
+// stays short), forward and both gradients. Each side is timed `reps`
 // times, alternating, and keeps its fastest: a busy machine slows both
-// alike. Needs kernels::bf16_matmul_available(). About 0.1 s at C 768.
+// alike. Needs kernels::bf16_matmul_available(). About 0.25 s at C 768
+// on a 2-core AMD Zen 4, a few ms at C 128.
 double measure_bf16_speedup(int64_t rows, int64_t C, int reps = 3);
 
 }  // namespace train

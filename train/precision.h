@@ -27,7 +27,7 @@ struct PrecisionChoice {
 //   avx512_core_bf16: about 0.2× sgemm), auto is float32 without measuring;
 // - where oneDNN runs bf16 natively (AVX512_BF16 or AMX-BF16,
 //   kernels::bf16_native), a short measurement at the model's width
-//   (measure_bf16_speedup, about 0.1 s) must show the bf16 matmuls at least
+//   (measure_bf16_speedup, under 0.3 s) must show the bf16 matmuls at least
 //   kAutoMinSpeedup× float32's, or auto stays float32;
 // - ranks of an mpirun job do not measure (each could measure otherwise on a
 //   busy machine and the ranks must agree): there the ISA alone decides;

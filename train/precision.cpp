@@ -1,6 +1,7 @@
 // The --precision choice (see precision.h, Note [auto precision]).
 #include "train/precision.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 
@@ -70,7 +71,11 @@ PrecisionChoice choose_precision(const std::string& requested, const std::string
     c.reason = asked;
   } else if (requested == "auto") {
     const bool measure = b.native && shape && shape->C > 0 && !under_mpirun();
+    const auto t0 = std::chrono::steady_clock::now();
     c = decide_auto(b, measure ? measure_bf16_speedup(shape->rows, shape->C) : 0.0, shape);
+    if (measure)  // what the check cost this run
+      c.reason += ", checked in " +
+                  fixed2(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) + " s";
   } else if (requested == "bf16") {
     if (!b.available) throw tg::UsageError("--precision bf16 needs oneDNN's bf16 matmul, but " + why_no_bf16(b) +
                                            "; use --precision fp32");

@@ -46,11 +46,12 @@ std::vector<Bf16Rate> measure_bf16_rates(int reps = 5);
 // `--precision auto`'s check (train/precision.h): how much faster the bf16
 // kernels run one model's matmuls than float32 does here, as float32's
 // seconds over bf16's, for the MLP's two layers (C→4C, 4C→C: most of a
-// step's matmul FLOPs) at `rows` rows (capped at 256, so that the check
-// stays short), forward and both gradients. Each side is timed `reps`
-// times, alternating, and keeps its fastest: a busy machine slows both
-// alike. Needs kernels::bf16_matmul_available(). About 0.25 s at C 768
-// on a 2-core AMD Zen 4, a few ms at C 128.
-double measure_bf16_speedup(int64_t rows, int64_t C, int reps = 3);
+// step's matmul FLOPs) at `rows` rows (capped at 128, so that the check
+// stays short), forward and both gradients, on one thread (the ratio is the
+// instruction set's; one thread keeps a busy machine from distorting it).
+// Each side is timed `reps` times, alternating, and keeps its fastest.
+// Needs kernels::bf16_matmul_available(). About 0.3 s at C 768 on an AMD
+// Zen 4 (more on a busy one), hundredths of a second at C 256.
+double measure_bf16_speedup(int64_t rows, int64_t C, int reps = 4);
 
 }  // namespace train

@@ -27,8 +27,9 @@ struct PrecisionChoice {
 //   avx512_core_bf16: about 0.2× sgemm), auto is float32 without measuring;
 // - where oneDNN runs bf16 natively (AVX512_BF16 or AMX-BF16,
 //   kernels::bf16_native), a short measurement at the model's width
-//   (measure_bf16_speedup, under 0.3 s) must show the bf16 matmuls at least
-//   kAutoMinSpeedup× float32's, or auto stays float32;
+//   (measure_bf16_speedup, on one thread: hundredths of a second for small
+//   models, 0.3-0.5 s at GPT-2 small's width) must show the bf16 matmuls
+//   at least kAutoMinSpeedup× float32's, or auto stays float32;
 // - ranks of an mpirun job do not measure (each could measure otherwise on a
 //   busy machine and the ranks must agree): there the ISA alone decides;
 // - a command that runs a checkpoint (eval, sample, attention) follows the

@@ -5,7 +5,8 @@
 //   node llama_check.mjs JOB.json   → one JSON object on stdout
 // JOB.json: {"model": "m.gguf", "text": "...", "window": [ids, T + 1 of them],
 //            "logits": "tapegpt logits, float32 [T, V]", "vocab": V, "threads": 2,
-//            "package": ".node/node_modules/node-llama-cpp" (where setup.sh put it)}
+//            "package": ".node/node_modules/node-llama-cpp" (where setup.sh put it),
+//            "kv": "f16" (llama.cpp's default KV cache) or "f32"}
 // Output: {"ids": llama.cpp's tokens of text, "nll": [T] llama.cpp's
 // -log p(window[t+1]), "ref_nll": [T] tapegpt's, "argmax": [T] llama.cpp's
 // most likely next token, "ref_argmax": [T] tapegpt's}. The checks are the
@@ -38,7 +39,15 @@ for (let t = 0; t < T; ++t) {
 const llama = await getLlama({gpu: false, build: "never", logLevel: LlamaLogLevel.error});
 const model = await llama.loadModel({modelPath: job.model, gpuLayers: 0});
 const ids = Array.from(model.tokenize(job.text, false));
-const context = await model.createContext({contextSize: T, batchSize: T, threads: job.threads ?? 2});
+// One slot more than the window: a sequence that fills its context is
+// shifted (its first tokens dropped) before the last token is evaluated,
+// which changed only the last prediction when tried. The KV cache is
+// float16 unless job.kv is "f32": the default measures what users run, f32
+// the export alone.
+const kv = job.kv === "f32" ? "F32" : "F16";
+const context = await model.createContext({
+  contextSize: T + 1, batchSize: T, threads: job.threads ?? 2, flashAttention: false,
+  experimentalKvCacheKeyType: kv, experimentalKvCacheValueType: kv});
 const sequence = context.getSequence();
 // Greedy sampling (the default) leaves the logits untouched, so each
 // position's probabilities are softmax(llama.cpp's logits), sorted.

@@ -11,9 +11,13 @@
 //     GPT-2 has both (gelu_new, gelu).
 //   Llama family: --norm rmsnorm --mlp swiglu --pos-encoding rope, with or
 //     without linear biases (both runtimes take them as optional tensors).
-// Anything else (ReLU², RMSNorm with a GELU MLP, RoPE with LayerNorm, ...) is
-// refused, naming the options that differ from the nearest family, and no
-// file is written.
+//   GPT-NeoX family (GGUF only): --norm layernorm --mlp gelu --pos-encoding
+//     rope is llama.cpp's `gptneox` with use_parallel_residual false, whose
+//     RoPE rotates rotate_half pairs as ours does; --gelu tanh as for gpt2.
+//     Hugging Face export refuses it (not written or checked yet).
+// Anything else (ReLU², RMSNorm with a GELU MLP, SwiGLU with LayerNorm, ...)
+// is refused, naming the options that differ from the nearest family, and
+// no file is written.
 #pragma once
 
 #include <string>
@@ -23,7 +27,7 @@
 
 namespace checkpoints {
 
-enum class ExportFamily { Gpt2, Llama };
+enum class ExportFamily { Gpt2, Llama, NeoX };
 
 struct FamilyChoice {
   ExportFamily family = ExportFamily::Gpt2;

@@ -50,12 +50,16 @@ std::vector<float> rope_rows(const float* w, int64_t row0, int64_t C, int64_t co
   return out;
 }
 
-void write_gpt2(Writer& w) {
+// gpt2 and gptneox: the same tensors, but gptneox has RoPE instead of a
+// position table and always reads output.weight.
+void write_gpt2(Writer& w, bool neox) {
   const nn::GPTConfig& c = w.m.config;
   const int64_t C = c.n_embd, H = nn::mlp_hidden(c);
   w.param("token_embd.weight", "transformer.wte.weight");
-  if (w.m.position_table) w.tensor("position_embd.weight", {c.block_size, C}, w.m.position_table);
-  else w.param("position_embd.weight", "transformer.wpe.weight");
+  if (!neox) {  // gptneox has RoPE, no position table
+    if (w.m.position_table) w.tensor("position_embd.weight", {c.block_size, C}, w.m.position_table);
+    else w.param("position_embd.weight", "transformer.wpe.weight");
+  }
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const std::string b = "blk." + std::to_string(l) + ".", t = "transformer.h." + std::to_string(l) + ".";
     w.param(b + "attn_norm.weight", t + "ln_1.weight");
@@ -74,6 +78,7 @@ void write_gpt2(Writer& w) {
   w.param("output_norm.weight", "transformer.ln_f.weight");
   w.bias_or_zeros("output_norm.bias", "transformer.ln_f.bias", C);
   if (!c.tied) w.param("output.weight", "lm_head.weight");
+  else if (neox) w.param("output.weight", "transformer.wte.weight");  // required there
 }
 
 void write_llama(Writer& w) {
@@ -148,20 +153,25 @@ void write_tokenizer(GgufWriter& g, const data::TokenizerSpec& spec, int64_t voc
 
 }  // namespace
 
+std::string gguf_architecture(ExportFamily family) {
+  return family == ExportFamily::Llama ? "llama" : family == ExportFamily::NeoX ? "gptneox" : "gpt2";
+}
+
 std::string gguf_refusal(const nn::GPTConfig& config, const data::TokenizerSpec& tokenizer) {
   const FamilyChoice f = export_family(config);
   if (!f.refusal.empty()) return f.refusal;
-  if (f.family == ExportFamily::Gpt2 && config.mlp == nn::MlpKind::Gelu && config.gelu != kernels::GeluKind::Tanh)
-    return "this model's --gelu erf cannot be expressed: llama.cpp's gpt2 computes GELU's tanh approximation "
-           "(--gelu tanh) only";
+  if (f.family != ExportFamily::Llama && config.gelu != kernels::GeluKind::Tanh)
+    return "this model's --gelu erf cannot be expressed: llama.cpp's gpt2 and gptneox compute GELU's tanh "
+           "approximation (--gelu tanh) only";
   return byte_level_refusal(tokenizer);
 }
 
 void gguf_export(const std::string& path, const ExportModel& m, GgufDtype dtype) {
   TG_CHECK(gguf_refusal(m.config, m.tokenizer).empty());
   const nn::GPTConfig& c = m.config;
-  const bool llama = export_family(c).family == ExportFamily::Llama;
-  const std::string arch = llama ? "llama" : "gpt2";
+  const ExportFamily family = export_family(c).family;
+  const bool llama = family == ExportFamily::Llama, neox = family == ExportFamily::NeoX;
+  const std::string arch = gguf_architecture(family);
   Writer w{m, dtype, {}};
   GgufWriter& g = w.gguf;
   g.add_string("general.architecture", arch);
@@ -181,9 +191,15 @@ void gguf_export(const std::string& path, const ExportModel& m, GgufDtype dtype)
   } else {
     g.add_f32(arch + ".attention.layer_norm_epsilon", kernels::kLayerNormEps);
   }
+  if (neox) {
+    // Sequential residuals, x + attn(ln_1(x)) then + mlp(ln_2(·)), as ours.
+    g.add_bool(arch + ".use_parallel_residual", false);
+    g.add_u32(arch + ".rope.dimension_count", static_cast<uint32_t>(c.head_size()));
+    g.add_f32(arch + ".rope.freq_base", 10000.0f);
+  }
   write_tokenizer(g, m.tokenizer, c.vocab_size);
   if (llama) write_llama(w);
-  else write_gpt2(w);
+  else write_gpt2(w, neox);
   g.write(path);
 }
 

@@ -1,6 +1,7 @@
 // A tapegpt model as a GGUF file that llama.cpp (and ollama, LM Studio,
 // node-llama-cpp) runs: the GPT-2 family as llama.cpp's `gpt2`, the Llama
-// family as `llama` (Note [Export families]), the tokenizer as GGUF's
+// family as `llama`, LayerNorm + GELU + RoPE as `gptneox` (Note [Export
+// families]), the tokenizer as GGUF's
 // tokenizer.ggml.* keys (Note [Byte-level vocabulary]).
 //
 // Note [GGUF export]: tensors are read from the parameter table by name and
@@ -17,6 +18,10 @@
 //          (c_fc's gate rows), ffn_up (its value rows), ffn_down, plus
 //          biases when the model has them. RMSNorm eps 1e-5, rope base 10000
 //          over the whole head.
+//   gptneox: gpt2's tensors without position_embd and with output always
+//          (token_embd's copy when tied); use_parallel_residual false, rope
+//          over the whole head. Its RoPE ("neox" mode) rotates rotate_half
+//          pairs, ours, so q and k are written as they are.
 // RoPE pairs: ours rotates channel i with i + HS/2 of each head
 // ("rotate_half", as Hugging Face's Llama); llama.cpp's `llama` rotates
 // adjacent channels 2i and 2i+1 by the same angle p·10000^(-2i/HS). So the
@@ -30,6 +35,7 @@
 
 #include <string>
 
+#include "checkpoints/export_family.h"
 #include "checkpoints/gguf_write.h"
 #include "data/tokenizer_spec.h"
 #include "nn/config.h"
@@ -44,6 +50,9 @@ struct ExportModel {
   const data::TokenizerSpec& tokenizer;
   std::string name;             // general.name
 };
+
+// llama.cpp's name of a family's architecture: gpt2, llama, gptneox.
+std::string gguf_architecture(ExportFamily family);
 
 // "" when the model and tokenizer can be written as GGUF exactly, else one
 // sentence naming what cannot be.

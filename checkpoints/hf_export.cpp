@@ -183,6 +183,9 @@ std::string tokenizer_config(const ExportModel& m, const ByteLevelVocab& v) {
 std::string hf_refusal(const nn::GPTConfig& config, const data::TokenizerSpec& tokenizer) {
   const FamilyChoice f = export_family(config);
   if (!f.refusal.empty()) return f.refusal;
+  if (f.family == ExportFamily::NeoX)
+    return "this model's --pos-encoding rope with --norm layernorm --mlp gelu is exported to GGUF only (llama.cpp's "
+           "gptneox); Hugging Face's GPTNeoXForCausalLM layout is not written";
   return byte_level_refusal(tokenizer);
 }
 

@@ -17,6 +17,7 @@
 #include "checkpoints/export_family.h"
 #include "checkpoints/gguf_export.h"
 #include "checkpoints/gguf_write.h"
+#include "checkpoints/hf_export.h"
 #include "data/gpt2_vocab.h"
 #include "data/tokenizer.h"
 #include "nn/gpt.h"
@@ -303,8 +304,13 @@ TEST_CASE("export_family: the two families, and a refusal naming what differs") 
   c.mlp = nn::MlpKind::Gelu;
   CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --mlp gelu cannot"));
   c.norm = nn::NormKind::LayerNorm;
-  CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --pos-encoding rope cannot"));
-  c.gelu = kernels::GeluKind::Erf, c.pos_encoding = nn::PosEncoding::Learned;
+  CHECK(checkpoints::export_family(c).family == checkpoints::ExportFamily::NeoX);
+  CHECK(checkpoints::export_family(c).refusal.empty());
+  CHECK_THAT(checkpoints::hf_refusal(c, data::byte_spec()), Catch::Contains("GGUF only"));
+  c.mlp = nn::MlpKind::Swiglu, c.pos_encoding = nn::PosEncoding::Learned;
+  CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --mlp swiglu cannot"));
+  c.mlp = nn::MlpKind::Gelu;
+  c.gelu = kernels::GeluKind::Erf;
   CHECK_THAT(checkpoints::gguf_refusal(c, data::byte_spec()), Catch::Contains("--gelu erf"));
 }
 

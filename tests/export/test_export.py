@@ -13,9 +13,12 @@ spaces, tabs, punctuation, contractions, digits and non-ASCII, then:
              (f32 and f16), the same with sinusoidal positions, no biases and
              an untied head, GPT-2 BPE (f32 and f16), and the Llama family
              (RMSNorm, RoPE, SwiGLU) with the byte tokenizer and biases (f32
-             and f16) and with the char tokenizer, untied, without biases.
-  refusals   options no runtime computes (ReLU², RMSNorm with GELU, --gelu erf
-             for GGUF), the bpe tokenizer, an existing --out, a missing,
+             and f16) and with the char tokenizer, untied, without biases, and
+             LayerNorm + GELU + RoPE as llama.cpp's gptneox (char; byte,
+             untied, without biases, f32 and f16).
+  refusals   options no runtime computes (ReLU², RMSNorm with GELU, SwiGLU
+             with LayerNorm, --gelu erf for GGUF, GPT-NeoX's mix for Hugging
+             Face), the bpe tokenizer, an existing --out, a missing,
              corrupt or foreign checkpoint, bad flags: one error line, the
              right exit code, no file left behind.
   hf         --format hf of the GPT-2 BPE model: the files, config.json, and
@@ -61,6 +64,8 @@ MODELS = {
     "llama_byte": ("byte", ["--norm", "rmsnorm", "--mlp", "swiglu", "--pos-encoding", "rope"], ["f32", "f16"]),
     "llama_char": ("char", ["--norm", "rmsnorm", "--mlp", "swiglu", "--pos-encoding", "rope", "--no-bias",
                             "--untied"], ["f32"]),
+    "neox_char": ("char", ["--pos-encoding", "rope"], ["f32"]),
+    "neox_byte": ("byte", ["--pos-encoding", "rope", "--no-bias", "--untied"], ["f32", "f16"]),
 }
 MEAN_NLL_REL = 2e-3  # the bound, for every dtype and KV cache
 
@@ -127,10 +132,10 @@ class LlamaCpp(unittest.TestCase):
     def tearDownClass(cls):
         if cls.results:
             print("\nllama.cpp vs tapegpt over one window of %d predictions:" % T)
-            print("%-14s %-5s %-8s %-6s %10s %12s %10s %10s" % ("model", "dtype", "KV", "arch", "mean NLL",
+            print("%-14s %-5s %-8s %-7s %10s %12s %10s %10s" % ("model", "dtype", "KV", "arch", "mean NLL",
                                                                "tapegpt eval", "rel diff", "max |dNLL|"))
             for r in cls.results:
-                print("%-14s %-5s %-8s %-6s %10.6f %12.6f %10.2e %10.2e  argmax %d/%d" % r)
+                print("%-14s %-5s %-8s %-7s %10.6f %12.6f %10.2e %10.2e  argmax %d/%d" % r)
 
     def check(self, name):
         if self.why_not:
@@ -158,7 +163,7 @@ class LlamaCpp(unittest.TestCase):
         for dtype in MODELS[name][2]:
             gguf = os.path.join(tmp, "%s-%s.gguf" % (name, dtype))
             p = run("export", "--ckpt", ckpt, "--format", "gguf", "--dtype", dtype, "--out", gguf)
-            arch = "llama" if "architecture llama" in p.stdout else "gpt2"
+            arch = p.stdout.split("architecture ")[1].split(",")[0]
             for kv in ("f16", "f32"):
                 with self.subTest(dtype=dtype, kv_cache=kv):
                     o = self.llama_cpp(tmp, {"model": gguf, "text": PROBE, "window": window, "logits": logits,
@@ -203,6 +208,12 @@ class LlamaCpp(unittest.TestCase):
     def test_llama_char_untied_no_bias(self):
         self.check("llama_char")
 
+    def test_neox_char(self):
+        self.check("neox_char")
+
+    def test_neox_byte_untied_no_bias(self):
+        self.check("neox_byte")
+
 
 class Refusals(unittest.TestCase):
     def expect_error(self, args, code, must_mention, leaves=None):
@@ -230,7 +241,8 @@ class Refusals(unittest.TestCase):
         cases = [
             ("relu2", ["--mlp", "relu2"], "--mlp relu2", ["gguf", "hf"]),
             ("rms_gelu", ["--norm", "rmsnorm"], "--norm rmsnorm", ["gguf", "hf"]),
-            ("rope_ln", ["--pos-encoding", "rope"], "--pos-encoding rope", ["gguf", "hf"]),
+            ("ln_swiglu", ["--mlp", "swiglu"], "--mlp swiglu", ["gguf", "hf"]),
+            ("neox", ["--pos-encoding", "rope"], "GGUF only", ["hf"]),
             ("erf", ["--gelu", "erf"], "--gelu erf", ["gguf"]),
         ]
         for name, flags, mention, formats in cases:

@@ -74,12 +74,13 @@ int cmd_export(int argc, char** argv) {
       model.config, model.store,
       model.config.pos_encoding == nn::PosEncoding::Sinusoidal ? model.sinusoid.data() : nullptr, tokenizer,
       std::filesystem::path(out).stem().string()};
-  const bool llama = checkpoints::export_family(model.config).family == checkpoints::ExportFamily::Llama;
+  const checkpoints::ExportFamily family = checkpoints::export_family(model.config).family;
+  const bool llama = family == checkpoints::ExportFamily::Llama;
   if (format == "gguf") {
     checkpoints::gguf_export(out, em,
                              dtype_name == "f16" ? checkpoints::GgufDtype::F16 : checkpoints::GgufDtype::F32);
     std::printf("wrote %s: llama.cpp architecture %s, %s, %s tokenizer (%lld tokens)\n", out.c_str(),
-                llama ? "llama" : "gpt2", dtype_name.c_str(), tokenizer.type.c_str(),
+                checkpoints::gguf_architecture(family).c_str(), dtype_name.c_str(), tokenizer.type.c_str(),
                 static_cast<long long>(model.config.vocab_size));
   } else {
     checkpoints::hf_export(out, em);

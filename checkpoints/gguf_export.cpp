@@ -1,6 +1,8 @@
 // Model and tokenizer → GGUF (Note [GGUF export]).
 #include "checkpoints/gguf_export.h"
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "autograd/base/check.h"
@@ -18,6 +20,7 @@ struct Writer {
   const ExportModel& m;
   GgufDtype dtype;
   GgufWriter gguf;
+  std::vector<float> silent_row;  // output row of an added end-of-text token (Note [Silent end-of-text])
 
   // A parameter under its GGUF name; 2-D ones in the chosen dtype.
   void tensor(const std::string& gguf_name, const std::vector<int64_t>& shape, const float* data) {
@@ -50,12 +53,28 @@ std::vector<float> rope_rows(const float* w, int64_t row0, int64_t C, int64_t co
   return out;
 }
 
+// token_embd and output with one more row each: zeros (the token is never
+// read) and the silent row (Note [Silent end-of-text]).
+void write_embeddings_with_silent_row(Writer& w) {
+  const nn::GPTConfig& c = w.m.config;
+  const int64_t V = c.vocab_size, C = c.n_embd;
+  const float* wte = export_param(w.m.store, "transformer.wte.weight");
+  std::vector<float> rows(wte, wte + V * C);
+  rows.resize(static_cast<size_t>((V + 1) * C), 0.0f);
+  w.tensor("token_embd.weight", {V + 1, C}, rows.data());
+  const float* head = c.tied ? wte : export_param(w.m.store, "lm_head.weight");
+  std::copy(head, head + V * C, rows.begin());
+  std::copy(w.silent_row.begin(), w.silent_row.end(), rows.begin() + V * C);
+  w.tensor("output.weight", {V + 1, C}, rows.data());
+}
+
 // gpt2 and gptneox: the same tensors, but gptneox has RoPE instead of a
 // position table and always reads output.weight.
 void write_gpt2(Writer& w, bool neox) {
   const nn::GPTConfig& c = w.m.config;
   const int64_t C = c.n_embd, H = nn::mlp_hidden(c);
-  w.param("token_embd.weight", "transformer.wte.weight");
+  if (!w.silent_row.empty()) write_embeddings_with_silent_row(w);
+  else w.param("token_embd.weight", "transformer.wte.weight");
   if (!neox) {  // gptneox has RoPE, no position table
     if (w.m.position_table) w.tensor("position_embd.weight", {c.block_size, C}, w.m.position_table);
     else w.param("position_embd.weight", "transformer.wpe.weight");
@@ -77,8 +96,49 @@ void write_gpt2(Writer& w, bool neox) {
   }
   w.param("output_norm.weight", "transformer.ln_f.weight");
   w.bias_or_zeros("output_norm.bias", "transformer.ln_f.bias", C);
+  if (!w.silent_row.empty()) return;  // output written with token_embd
   if (!c.tied) w.param("output.weight", "lm_head.weight");
   else if (neox) w.param("output.weight", "transformer.wte.weight");  // required there
+}
+
+// Note [Silent end-of-text]: llama.cpp's gpt2 tokenizer needs an end-of-text
+// id, and without one in the file it takes id 11, an ordinary token for a
+// char tokenizer (';' for Tiny Shakespeare's), so ollama would stop there.
+// When the tokenizer has no end-of-text token and the vocabulary no spare
+// row, a LayerNorm model gets one more token whose logit is a constant far
+// below every other, so its probability is exactly 0 in float32 and the
+// other tokens' are unchanged: generation never ends by it, as tapegpt's
+// never does. The final LayerNorm gives h = g ⊙ x̂ + b with Σ_i x̂_i = 0, so
+// the output row r_i = k / g_i gives r·h = k·s, s = Σ_i b_i/g_i, whatever
+// the input; k makes that -kSilentLogit. Rounding perturbs it: r_i and h_i
+// each by a relative ε (2^-24 in float32; 2^-11 when the weights, and so the
+// activations llama.cpp multiplies them with, are float16), at most
+// |k|·ε·Σ_i |h_i / g_i| ≤ |k|·ε·(2C + Σ_i |b_i/g_i|) (Σ x̂² = C bounds
+// Σ |x̂| by C); the row is made only when that is at most half of |k·s|, so
+// the logit stays below -kSilentLogit/2. Not made either when a gain is 0
+// or, for float16, the row would exceed its range; RMSNorm (Llama) has no
+// such row.
+constexpr double kSilentLogit = 2000;  // exp(-1000 - max) underflows to 0 in float32
+
+std::vector<float> silent_row(const ExportModel& m, GgufDtype dtype) {
+  const nn::GPTConfig& c = m.config;
+  if (c.norm != nn::NormKind::LayerNorm || !c.bias) return {};
+  const float* g = export_param(m.store, "transformer.ln_f.weight");
+  const float* b = export_param(m.store, "transformer.ln_f.bias");
+  double s = 0, s_abs = 0, min_gain = INFINITY;
+  for (int64_t i = 0; i < c.n_embd; ++i) {
+    min_gain = std::min(min_gain, std::fabs(static_cast<double>(g[i])));
+    if (g[i] == 0) return {};
+    s += static_cast<double>(b[i]) / g[i];
+    s_abs += std::fabs(static_cast<double>(b[i]) / g[i]);
+  }
+  const double eps = dtype == GgufDtype::F16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -24);
+  if (s == 0 || eps * (2.0 * static_cast<double>(c.n_embd) + s_abs) > std::fabs(s) / 2) return {};
+  const double k = -kSilentLogit / s;
+  if (dtype == GgufDtype::F16 && std::fabs(k) / min_gain > 6e4) return {};  // float16's range, with margin
+  std::vector<float> r(static_cast<size_t>(c.n_embd));
+  for (int64_t i = 0; i < c.n_embd; ++i) r[static_cast<size_t>(i)] = static_cast<float>(k / g[i]);
+  return r;
 }
 
 void write_llama(Writer& w) {
@@ -166,13 +226,13 @@ std::string gguf_refusal(const nn::GPTConfig& config, const data::TokenizerSpec&
   return byte_level_refusal(tokenizer);
 }
 
-void gguf_export(const std::string& path, const ExportModel& m, GgufDtype dtype) {
+std::string gguf_export(const std::string& path, const ExportModel& m, GgufDtype dtype) {
   TG_CHECK(gguf_refusal(m.config, m.tokenizer).empty());
   const nn::GPTConfig& c = m.config;
   const ExportFamily family = export_family(c).family;
   const bool llama = family == ExportFamily::Llama, neox = family == ExportFamily::NeoX;
   const std::string arch = gguf_architecture(family);
-  Writer w{m, dtype, {}};
+  Writer w{m, dtype, {}, {}};
   GgufWriter& g = w.gguf;
   g.add_string("general.architecture", arch);
   g.add_string("general.name", m.name);
@@ -197,10 +257,21 @@ void gguf_export(const std::string& path, const ExportModel& m, GgufDtype dtype)
     g.add_u32(arch + ".rope.dimension_count", static_cast<uint32_t>(c.head_size()));
     g.add_f32(arch + ".rope.freq_base", 10000.0f);
   }
-  write_tokenizer(g, m.tokenizer, c.vocab_size);
+  const bool needs_end_of_text = byte_level_vocab(m.tokenizer).end_of_text < 0 &&
+                                 static_cast<int64_t>(m.tokenizer.tokens.size()) == c.vocab_size;
+  if (needs_end_of_text && !llama) w.silent_row = silent_row(m, dtype);
+  write_tokenizer(g, m.tokenizer, c.vocab_size + (w.silent_row.empty() ? 0 : 1));
+  std::string note;
+  if (!w.silent_row.empty())
+    note = "added token " + std::to_string(c.vocab_size) + " <|endoftext|> as llama.cpp's end-of-text, with " +
+           "probability 0, so generation never stops by it (Note [Silent end-of-text])";
+  else if (needs_end_of_text && c.vocab_size > 11)
+    note = "the " + m.tokenizer.type + " tokenizer has no end-of-text token, so llama.cpp takes token 11 (" +
+           byte_level_spelling(m.tokenizer.tokens[11]) + ") as one and stops generating there";
   if (llama) write_llama(w);
   else write_gpt2(w, neox);
   g.write(path);
+  return note;
 }
 
 }  // namespace checkpoints

@@ -58,8 +58,10 @@ std::string gguf_architecture(ExportFamily family);
 // sentence naming what cannot be.
 std::string gguf_refusal(const nn::GPTConfig& config, const data::TokenizerSpec& tokenizer);
 
-// Writes `path` atomically. The model must pass gguf_refusal. Throws
-// tg::DataError naming the file on a write failure or a float16 overflow.
-void gguf_export(const std::string& path, const ExportModel& model, GgufDtype dtype);
+// Writes `path` atomically. The model must pass gguf_refusal. Returns a
+// note for the user about the end-of-text token ("" when the tokenizer has
+// one; Note [Silent end-of-text] in gguf_export.cpp). Throws tg::DataError
+// naming the file on a write failure or a float16 overflow.
+std::string gguf_export(const std::string& path, const ExportModel& model, GgufDtype dtype);
 
 }  // namespace checkpoints

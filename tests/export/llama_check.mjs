@@ -9,8 +9,10 @@
 //            "kv": "f16" (llama.cpp's default KV cache) or "f32"}
 // Output: {"ids": llama.cpp's tokens of text, "nll": [T] llama.cpp's
 // -log p(window[t+1]), "ref_nll": [T] tapegpt's, "argmax": [T] llama.cpp's
-// most likely next token, "ref_argmax": [T] tapegpt's}. The checks are the
-// caller's (test_export_llama.py); this script only measures.
+// most likely next token, "ref_argmax": [T] tapegpt's, "beyond": the most
+// probability llama.cpp gives at any position to ids >= V (an added
+// end-of-text token), "eos": llama.cpp's end-of-text id}. The checks are the
+// caller's (test_export.py); this script only measures.
 import fs from "node:fs";
 import path from "node:path";
 import {pathToFileURL} from "node:url";
@@ -54,11 +56,17 @@ const sequence = context.getSequence();
 const input = job.window.slice(0, T).map(t => [t, {generateNext: {probabilities: true}}]);
 const out = await sequence.controlledEvaluate(input);
 const nll = [], argmax = [];
+let beyond = 0;  // the most probability any position gives tokens past tapegpt's V rows
 for (let t = 0; t < T; ++t) {
   const probs = out[t].next.probabilities;
   nll.push(-Math.log(probs.get(job.window[t + 1]) ?? 0));
   argmax.push(probs.keys().next().value);
+  let p = 0;
+  for (const [token, q] of probs) if (token >= V) p += q;
+  beyond = Math.max(beyond, p);
 }
+const eos = model.tokens.eos;
 await context.dispose();
 await model.dispose();
-process.stdout.write(JSON.stringify({ids, nll, ref_nll: refNll, argmax, ref_argmax: refArgmax}) + "\n");
+process.stdout.write(JSON.stringify({ids, nll, ref_nll: refNll, argmax, ref_argmax: refArgmax,
+                                     eos, beyond}) + "\n");

@@ -311,7 +311,49 @@ TEST_CASE("gpt2 export: biases a model lacks are zeros, padded vocabulary rows a
   CHECK(g.kv.at("tokenizer.ggml.merges") == "[0]");
 }
 
-TEST_CASE("export_family: the two families, and a refusal naming what differs") {
+TEST_CASE("a char or byte LayerNorm model gets a silent end-of-text token: probability 0 whatever the input") {
+  nn::GPTConfig c;
+  c.vocab_size = 256, c.block_size = 8, c.n_layer = 1, c.n_head = 2, c.n_embd = 16;
+  const nn::GPT m = random_model(c);
+  testing::TempDir dir;
+  const data::TokenizerSpec tok = data::byte_spec();
+  const std::string note =
+      checkpoints::gguf_export(dir.file("s.gguf"), {m.config, m.store, nullptr, tok, "s"}, checkpoints::GgufDtype::F32);
+  CHECK_THAT(note, Catch::Contains("added token 256"));
+  const Gguf g = read_gguf(dir.file("s.gguf"));
+  const std::vector<std::string>& tokens = g.strings.at("tokenizer.ggml.tokens");
+  REQUIRE(tokens.size() == 257);
+  CHECK((tokens[256] == "<|endoftext|>" && g.kv.at("tokenizer.ggml.eos_token_id") == "256"));
+  CHECK(g.tensors.at("token_embd.weight").dims == std::vector<uint64_t>{16, 257});
+  const std::vector<float> out = f32_of(g.tensors.at("output.weight"));
+  const float* wte = checkpoints::export_param(m.store, "transformer.wte.weight");
+  CHECK(std::vector<float>(out.begin(), out.begin() + 256 * 16) == std::vector<float>(wte, wte + 256 * 16));
+  // The row's logit on LayerNorm outputs of random inputs is -2000 each time.
+  const float* gain = checkpoints::export_param(m.store, "transformer.ln_f.weight");
+  const float* bias = checkpoints::export_param(m.store, "transformer.ln_f.bias");
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (int trial = 0; trial < 100; ++trial) {
+    float x[16], h[16], mean[1], rstd[1];
+    for (float& v : x) v = normal(rng);
+    kernels::layernorm_forward(h, mean, rstd, x, gain, bias, 1, 16);
+    double logit = 0;
+    for (int i = 0; i < 16; ++i) logit += static_cast<double>(out[256 * 16 + i]) * h[i];
+    CHECK(logit == Approx(-2000.0).margin(0.1));
+  }
+
+  // Without biases there is no such row: llama.cpp's default id 11, said.
+  c.bias = false;
+  const nn::GPT nb = random_model(c);
+  const std::string note2 =
+      checkpoints::gguf_export(dir.file("n.gguf"), {nb.config, nb.store, nullptr, tok, "n"}, checkpoints::GgufDtype::F32);
+  CHECK_THAT(note2, Catch::Contains("token 11"));
+  const Gguf g2 = read_gguf(dir.file("n.gguf"));
+  CHECK(g2.strings.at("tokenizer.ggml.tokens").size() == 256);
+  CHECK(g2.kv.count("tokenizer.ggml.eos_token_id") == 0);
+}
+
+TEST_CASE("export_family: the three families, and a refusal naming what differs") {
   nn::GPTConfig c;
   CHECK(checkpoints::export_family(c).refusal.empty());
   c.pos_encoding = nn::PosEncoding::Sinusoidal;

@@ -15,7 +15,9 @@ spaces, tabs, punctuation, contractions, digits and non-ASCII, then:
              (RMSNorm, RoPE, SwiGLU) with the byte tokenizer and biases (f32
              and f16) and with the char tokenizer, untied, without biases, and
              LayerNorm + GELU + RoPE as llama.cpp's gptneox (char; byte,
-             untied, without biases, f32 and f16).
+             untied, without biases, f32 and f16). Char models with biases
+             get an added end-of-text token of probability 0 (Note [Silent
+             end-of-text]); llama.cpp must give it exactly 0.
   refusals   options no runtime computes (ReLU², RMSNorm with GELU, SwiGLU
              with LayerNorm, --gelu erf for GGUF, GPT-NeoX's mix for Hugging
              Face), the bpe tokenizer, an existing --out, a missing,
@@ -169,6 +171,11 @@ class LlamaCpp(unittest.TestCase):
                     o = self.llama_cpp(tmp, {"model": gguf, "text": PROBE, "window": window, "logits": logits,
                                              "vocab": vocab, "kv": kv})
                     self.assertEqual(o["ids"], ids, "llama.cpp tokenizes PROBE differently from tapegpt tokenize")
+                    # An added end-of-text token (Note [Silent end-of-text])
+                    # takes no probability anywhere; without one, none exists.
+                    self.assertEqual(o["beyond"], 0.0)
+                    if "added token" in p.stdout:
+                        self.assertEqual(o["eos"], vocab)
                     ref = sum(o["ref_nll"]) / T
                     self.assertAlmostEqual(ref, ev["loss"], delta=1e-5 * ev["loss"],
                                            msg="tapegpt's logits and tapegpt eval disagree")

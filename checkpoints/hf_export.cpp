@@ -1,8 +1,6 @@
 // Model and tokenizer → Hugging Face directory (Note [Hugging Face export]).
 #include "checkpoints/hf_export.h"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>

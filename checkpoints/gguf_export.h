@@ -1,8 +1,8 @@
 // A tapegpt model as a GGUF file that llama.cpp (and ollama, LM Studio,
 // node-llama-cpp) runs: the GPT-2 family as llama.cpp's `gpt2`, the Llama
 // family as `llama`, LayerNorm + GELU + RoPE as `gptneox` (Note [Export
-// families]), the tokenizer as GGUF's
-// tokenizer.ggml.* keys (Note [Byte-level vocabulary]).
+// families]), the tokenizer as GGUF's tokenizer.ggml.* keys (Note
+// [Byte-level vocabulary]).
 //
 // Note [GGUF export]: tensors are read from the parameter table by name and
 // written under llama.cpp's names (gguf-py's tensor_mapping.py), PyTorch
@@ -31,6 +31,9 @@
 // and the output projection are untouched.
 // --dtype f16 stores 2-D tensors as float16 and keeps the 1-D ones (norms,
 // biases) float32, as convert_hf_to_gguf.py does.
+// A char or byte tokenizer has no end-of-text token; a LayerNorm model then
+// gets one more row in token_embd and output (written untied) for a token
+// that is never predicted (Note [Silent end-of-text] in gguf_export.cpp).
 #pragma once
 
 #include <string>

@@ -49,11 +49,23 @@ std::string byte_level_spelling(const std::string& bytes) {
 
 std::string byte_level_refusal(const data::TokenizerSpec& spec) {
   if (spec.type == "char" || spec.type == "byte" || spec.type == "gpt2") return "";
-  if (spec.type == "bpe")
+  if (spec.type == "bpe" && spec.split.empty())
     return "the bpe tokenizer cuts text into byte-class chunks (Note [Byte-class chunks]) that no "
            "pre-tokenizer of llama.cpp or Hugging Face's GPT2Tokenizer reproduces, so they would tokenize some "
-           "texts differently (e.g. two newlines before a word); export a model trained with the char, byte or "
-           "gpt2 tokenizer";
+           "texts differently (e.g. two newlines before a word); prepare the data with tapegpt prepare "
+           "--tokenizer bpe --bpe-split gpt2 (or the char, byte or gpt2 tokenizer) and train on it";
+  if (spec.type == "bpe") {
+    // Note [Distinct token bytes] in data/bpe_train.cpp.
+    std::unordered_map<std::string, size_t> id_of;
+    for (size_t id = 0; id < spec.tokens.size(); ++id) {
+      const auto [it, fresh] = id_of.emplace(spec.tokens[id], id);
+      if (!fresh)
+        return "bpe tokens " + std::to_string(it->second) + " and " + std::to_string(id) +
+               " stand for the same bytes, which a byte-level vocabulary cannot tell apart; prepare the data "
+               "again with this tapegpt (prepare --tokenizer bpe --bpe-split gpt2 never makes such a pair)";
+    }
+    return "";
+  }
   return "unknown tokenizer type '" + spec.type + "'";
 }
 
@@ -66,6 +78,8 @@ ByteLevelVocab byte_level_vocab(const data::TokenizerSpec& spec) {
       v.merges.push_back(v.tokens[left] + " " + v.tokens[right]);
     for (size_t id = 0; id < spec.tokens.size(); ++id)
       if (spec.tokens[id] == "<|endoftext|>") v.end_of_text = static_cast<int32_t>(id);
+  } else if (spec.type == "bpe") {
+    for (const auto& [left, right] : spec.merges) v.merges.push_back(v.tokens[left] + " " + v.tokens[right]);
   } else if (spec.type == "char") {
     // Each multi-byte character's bytes joined left to right; characters
     // sharing a prefix share its merges, written once.

@@ -21,11 +21,23 @@
 //     continuation byte, so in valid UTF-8 (all a char tokenizer accepts)
 //     merges never join two characters, and any pre-tokenizer that cuts only
 //     between characters gives the same tokens.
-//   - bpe: refused. Its words are our byte classes (Note [Byte-class chunks]
-//     in data/byte_split.h), which no pre-tokenizer llama.cpp or Hugging
-//     Face's GPT2Tokenizer offers reproduces: GPT-2's regex splits "\n\n"
-//     before a word into two words, where ours keeps one, so a learned
-//     "\n\n" merge would be lost.
+//   - bpe with the gpt2 split (prepare --bpe-split gpt2, Note [BPE pre-split]
+//     in data/tokenizer_spec.h): its 256 byte tokens, merged tokens and
+//     merges as they are, merge r at rank r. The words are GPT-2's, so
+//     pre-tokenizer "gpt-2" cuts valid UTF-8 as we do. Within a word our
+//     encoder and llama.cpp both merge the lowest-ranked adjacent pair first,
+//     leftmost first on a tie (bpe_merge_chunk; llama.cpp's bigram queue by
+//     rank, then position), and a merge's result only ever takes part in
+//     later ranks, so they agree. llama.cpp finds merges and tokens by their
+//     text, not ids, which is the same thing as long as no two tokens share
+//     their bytes: training with the gpt2 split guarantees it (Note [Distinct
+//     token bytes] in data/bpe_train.cpp) and a spec that breaks it is
+//     refused. It has no special tokens.
+//   - bpe with the byte-class split (the default): refused. Its words are
+//     our byte classes (Note [Byte-class chunks] in data/byte_split.h), which
+//     no pre-tokenizer llama.cpp or Hugging Face's GPT2Tokenizer offers
+//     reproduces: GPT-2's regex splits "\n\n" before a word into two words,
+//     where ours keeps one, so a learned "\n\n" merge would be lost.
 #pragma once
 
 #include <cstdint>

@@ -196,8 +196,9 @@ void write_tokenizer(GgufWriter& g, const data::TokenizerSpec& spec, int64_t voc
     }
   }
   g.add_string("tokenizer.ggml.model", "gpt2");
-  // GPT-2's own regex: gpt2's words exactly; for char and byte any cut
-  // between characters gives the same tokens (Note [Byte-level vocabulary]).
+  // GPT-2's own regex: gpt2's and bpe's (gpt2 split) words exactly; for char
+  // and byte any cut between characters gives the same tokens (Note
+  // [Byte-level vocabulary]).
   g.add_string("tokenizer.ggml.pre", "gpt-2");
   g.add_strings("tokenizer.ggml.tokens", v.tokens);
   g.add_i32s("tokenizer.ggml.token_type", types);

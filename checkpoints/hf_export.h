@@ -17,8 +17,10 @@
 // θ_i = rope_theta^(-2i/head_dim), as ours does, so q and k are not
 // reordered (unlike GGUF's, Note [GGUF export]).
 // Tokenizer: vocab.json and merges.txt (GPT2Tokenizer's files, Note
-// [Byte-level vocabulary]) and tokenizer_config.json; the bpe tokenizer is
-// refused there as for GGUF.
+// [Byte-level vocabulary]) and tokenizer_config.json; a bpe tokenizer with
+// the byte-class split is refused there as for GGUF. (GPT2Tokenizer splits
+// with Python's regex module, whose \s is not JavaScript's: the two differ
+// on a few rare space characters, e.g. U+0085 and U+FEFF, as for gpt2.)
 #pragma once
 
 #include <string>

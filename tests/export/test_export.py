@@ -11,7 +11,9 @@ spaces, tabs, punctuation, contractions, digits and non-ASCII, then:
              2e-3 relative of `tapegpt eval`'s loss and its most likely next
              token is tapegpt's at every position. Models: char GPT-2 family
              (f32 and f16), the same with sinusoidal positions, no biases and
-             an untied head, GPT-2 BPE (f32 and f16), and the Llama family
+             an untied head, GPT-2 BPE (f32 and f16), our trained bpe with
+             the gpt2 pre-split (prepare --bpe-split gpt2; f32 and f16; its
+             PROBE tokens also checked to use merges), and the Llama family
              (RMSNorm, RoPE, SwiGLU) with the byte tokenizer and biases (f32
              and f16) and with the char tokenizer, untied, without biases, and
              LayerNorm + GELU + RoPE as llama.cpp's gptneox (char; byte,
@@ -20,12 +22,17 @@ spaces, tabs, punctuation, contractions, digits and non-ASCII, then:
              end-of-text]); llama.cpp must give it exactly 0.
   refusals   options no runtime computes (ReLU², RMSNorm with GELU, SwiGLU
              with LayerNorm, --gelu erf for GGUF, GPT-NeoX's mix for Hugging
-             Face), the bpe tokenizer, an existing --out, a missing,
+             Face), the bpe tokenizer with the default byte-class split (the
+             message says how to get an exportable one), an existing --out,
+             a missing,
              corrupt or foreign checkpoint, bad flags: one error line, the
              right exit code, no file left behind.
   hf         --format hf of the GPT-2 BPE model: the files, config.json, and
              `tapegpt import` of the directory giving back the same model bit
-             for bit; the Llama family's LlamaForCausalLM layout.
+             for bit; the Llama family's LlamaForCausalLM layout; the trained
+             bpe (gpt2 split) model's vocab.json and merges.txt (its tokens
+             and merges in byte-to-unicode spelling; `tapegpt import` reads
+             GPT-2's own tokenizer only, so it is not imported back).
 The per-case numbers are printed (the table in checkpoints/README.md).
 
 Run by CTest as: test_export.py TAPEGPT IMPORT_LOGITS_DUMP EXPORT_PARAM_DIFF
@@ -63,6 +70,7 @@ MODELS = {
     "char_gpt2": ("char", [], ["f32", "f16"]),
     "char_gpt2_sin": ("char", ["--pos-encoding", "sinusoidal", "--no-bias", "--untied"], ["f32"]),
     "gpt2_bpe": ("gpt2", [], ["f32", "f16"]),
+    "bpe_gpt2_split": ("bpe-gpt2", [], ["f32", "f16"]),
     "llama_byte": ("byte", ["--norm", "rmsnorm", "--mlp", "swiglu", "--pos-encoding", "rope"], ["f32", "f16"]),
     "llama_char": ("char", ["--norm", "rmsnorm", "--mlp", "swiglu", "--pos-encoding", "rope", "--no-bias",
                             "--untied"], ["f32"]),
@@ -70,6 +78,8 @@ MODELS = {
     "neox_byte": ("byte", ["--pos-encoding", "rope", "--no-bias", "--untied"], ["f32", "f16"]),
 }
 MEAN_NLL_REL = 2e-3  # the issue's bound, for every dtype and KV cache
+# prepare flags per data directory; the default is --tokenizer NAME.
+PREPARE = {"bpe-gpt2": ["--tokenizer", "bpe", "--bpe-split", "gpt2", "--vocab-size", "400"]}
 
 
 def run(*args, ok=True):
@@ -111,7 +121,8 @@ class Models:
             tokenizer, flags, _ = MODELS[name]
             data = os.path.join(cls.tmp, "data-" + tokenizer)
             if not os.path.isdir(data):
-                run("prepare", "--input", cls.corpus, "--tokenizer", tokenizer, "--out", data)
+                run("prepare", "--input", cls.corpus, *PREPARE.get(tokenizer, ["--tokenizer", tokenizer]),
+                    "--out", data)
             out = os.path.join(cls.tmp, name)
             run("train", "--data", data, "--out", out, *SHAPE, "--max-steps", "40", *flags)
             cls.ckpts[name] = os.path.join(out, "ckpt.h5")
@@ -146,6 +157,8 @@ class LlamaCpp(unittest.TestCase):
         tmp = os.path.dirname(ckpt)
         ids = tokenize(ckpt, PROBE)
         self.assertGreater(len(ids), T, "PROBE must give a full window")
+        if name == "bpe_gpt2_split":  # merges must be exercised, not just bytes
+            self.assertGreater(sum(i >= 256 for i in ids[:T]), T // 4)
         window = ids[:T + 1]
         # The window as text, for `tapegpt eval --text`: it must tokenize to
         # the same ids (a cut inside a GPT-2 word could change its last token).
@@ -194,6 +207,15 @@ class LlamaCpp(unittest.TestCase):
                         # pair or bias would show here first.
                         self.assertLess(worst, 1e-3, "per-token NLL with float32 weights and cache")
 
+        if name == "bpe_gpt2_split":
+            # Our own merges: also a longer text, so that many more apply.
+            with open(Models.corpus, encoding="utf-8") as f:
+                text = f.read()[:6000] + "\n\n\nI'M  it's\t\t x \r\n  end"
+            gguf = os.path.join(tmp, "%s-f32.gguf" % name)
+            o = self.llama_cpp(tmp, {"model": gguf, "text": text, "window": window, "logits": logits,
+                                     "vocab": vocab, "kv": "f32"})
+            self.assertEqual(o["ids"], tokenize(ckpt, text), "llama.cpp tokenizes the longer text differently")
+
     def llama_cpp(self, tmp, job):
         path = os.path.join(tmp, "job.json")
         with open(path, "w", encoding="utf-8") as f:
@@ -210,6 +232,9 @@ class LlamaCpp(unittest.TestCase):
 
     def test_gpt2_bpe(self):
         self.check("gpt2_bpe")
+
+    def test_trained_bpe_gpt2_split(self):
+        self.check("bpe_gpt2_split")
 
     def test_llama_byte(self):
         self.check("llama_byte")
@@ -272,8 +297,9 @@ class Refusals(unittest.TestCase):
         ckpt = self.other_model("bpe", "bpe", [])
         for fmt in ("gguf", "hf"):
             out = os.path.join(self.tmp, "bpe-out." + fmt)
-            self.expect_error(["export", "--ckpt", ckpt, "--format", fmt, "--out", out], 1, "bpe tokenizer",
-                              leaves=out)
+            line = self.expect_error(["export", "--ckpt", ckpt, "--format", fmt, "--out", out], 1,
+                                     "bpe tokenizer", leaves=out)
+            self.assertIn("--tokenizer bpe --bpe-split gpt2", line)
 
     def test_existing_output_needs_overwrite(self):
         out = os.path.join(self.tmp, "exists.gguf")
@@ -353,6 +379,32 @@ class HuggingFace(unittest.TestCase):
             os.path.join(out, "config.json"), "--out", back)
         d = subprocess.run([DIFF, ckpt, back], capture_output=True, text=True)
         self.assertEqual(d.returncode, 0, d.stdout + d.stderr)
+
+    def test_trained_bpe_vocab_and_merges(self):
+        ckpt = Models.get("bpe_gpt2_split")
+        out = os.path.join(self.tmp, "bpe")
+        run("export", "--ckpt", ckpt, "--format", "hf", "--out", out)
+        with open(os.path.join(Models.tmp, "data-bpe-gpt2", "tokenizer.json")) as f:
+            spec = json.load(f)
+        self.assertEqual(spec["split"], "gpt2")
+        tokens = [bytes.fromhex(t) for t in spec["tokens"]]
+        # GPT-2's bytes_to_unicode: printable bytes stand for themselves.
+        printable = list(range(33, 127)) + list(range(161, 173)) + list(range(174, 256))
+        stand_in = {b: chr(b) for b in printable}
+        stand_in.update({b: chr(256 + n) for n, b in enumerate(b for b in range(256) if b not in printable)})
+        spell = ["".join(stand_in[b] for b in t) for t in tokens]
+        with open(os.path.join(out, "vocab.json"), encoding="utf-8") as f:
+            vocab = json.load(f)
+        self.assertEqual(vocab, {s: i for i, s in enumerate(spell)})  # 400 distinct spellings, ids as ours
+        self.assertEqual((vocab["Ġ"], vocab["Ċ"], len(vocab)), (32, 10, 400))
+        with open(os.path.join(out, "merges.txt"), encoding="utf-8") as f:
+            merges = f.read().splitlines()
+        self.assertEqual(merges, ["#version: 0.2"] + ["%s %s" % (spell[l], spell[r]) for l, r in spec["merges"]])
+        with open(os.path.join(out, "config.json")) as f:
+            cfg = json.load(f)
+        self.assertEqual((cfg["architectures"], cfg["vocab_size"]), (["GPT2LMHeadModel"], 400))
+        with open(os.path.join(out, "tokenizer_config.json")) as f:
+            self.assertIsNone(json.load(f)["eos_token"])  # no special tokens
 
     def test_llama_layout(self):
         ckpt = Models.get("llama_byte")

@@ -19,6 +19,7 @@
 #include "checkpoints/gguf_export.h"
 #include "checkpoints/gguf_write.h"
 #include "checkpoints/hf_export.h"
+#include "data/bpe_train.h"
 #include "data/gpt2_vocab.h"
 #include "data/tokenizer.h"
 #include "nn/gpt.h"
@@ -392,4 +393,31 @@ TEST_CASE("byte-level vocabularies: char merges join each character's bytes; gpt
   CHECK(g.merges.size() > 50000);
   CHECK(g.merges.size() < 50020);
   CHECK(!checkpoints::byte_level_refusal({"bpe", {}, {}}).empty());
+}
+
+TEST_CASE("byte-level vocabularies: a trained bpe needs the gpt2 split and distinct token bytes") {
+  data::TokenizerSpec bpe = data::bpe_train("the cat\nthe hat\n\nthe bat", 262, nullptr, "gpt2");
+  REQUIRE(bpe.split == "gpt2");
+  CHECK(checkpoints::byte_level_refusal(bpe).empty());
+  const checkpoints::ByteLevelVocab v = checkpoints::byte_level_vocab(bpe);
+  CHECK(v.tokens.size() == 262);
+  CHECK((v.tokens[32] == "Ġ" && v.tokens[10] == "Ċ" && v.tokens[97] == "a"));
+  REQUIRE(v.merges.size() == 6);
+  for (size_t r = 0; r < 6; ++r) {  // merge r at rank r, spelled as its two tokens
+    const auto [left, right] = bpe.merges[r];
+    CHECK(v.merges[r] == v.tokens[left] + " " + v.tokens[right]);
+    CHECK(v.tokens[256 + r] == checkpoints::byte_level_spelling(bpe.tokens[left] + bpe.tokens[right]));
+  }
+  CHECK(v.end_of_text == -1);  // no special tokens
+
+  bpe.split = "";  // byte-class: refused, saying how to get an exportable one
+  CHECK_THAT(checkpoints::byte_level_refusal(bpe), Catch::Contains("--tokenizer bpe --bpe-split gpt2"));
+  // "abc" as (ab, c) and as (a, bc): valid for our encoder, not nameable by bytes.
+  data::TokenizerSpec twins = data::byte_spec();
+  twins.type = "bpe";
+  twins.split = "gpt2";
+  twins.merges = {{'a', 'b'}, {'b', 'c'}, {256, 'c'}, {'a', 257}};
+  for (const char* t : {"ab", "bc", "abc", "abc"}) twins.tokens.push_back(t);
+  CHECK_NOTHROW(data::make_tokenizer(twins));
+  CHECK_THAT(checkpoints::byte_level_refusal(twins), Catch::Contains("bpe tokens 258 and 259 stand for the same bytes"));
 }

@@ -172,8 +172,8 @@ Tokenizer make_tokenizer(const TokenizerSpec& spec) {
     spec_error("unknown tokenizer type " + printable(spec.type) + " (expected char, byte, bpe or gpt2)");
   }
   if (!spec.split.empty() && (spec.type != "bpe" || spec.split != kSplitGpt2)) {
-    spec_error("split " + printable(spec.split) + " is not one a " + spec.type +
-               " tokenizer has (bpe: byte-class or gpt2; others none)");
+    spec_error("a " + spec.type + " tokenizer cannot have split " + printable(spec.split) +
+               " (only bpe has one: byte-class or gpt2)");
   }
   impl->spec = spec;
   Tokenizer tok;

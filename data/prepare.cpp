@@ -129,7 +129,8 @@ struct Written {
 Written encode_corpus(const PrepareOptions& o, const Tokenizer& tok, const std::vector<CorpusInput>& inputs,
                       int64_t total, int64_t cut_target, TokenWriter& train, TokenWriter& val) {
   CorpusReader reader(inputs, !o.eot);
-  BlockStream stream(reader, cut_rule_for(o.tokenizer, tok.spec().split), total, cut_target, static_cast<size_t>(o.block_bytes));
+  BlockStream stream(reader, cut_rule_for(o.tokenizer, tok.spec().split), total, cut_target,
+                     static_cast<size_t>(o.block_bytes));
   const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
   std::vector<std::unique_ptr<ChunkCache>> caches(static_cast<size_t>(threads));
   for (auto& c : caches) c = std::make_unique<ChunkCache>();

@@ -80,8 +80,9 @@ int cmd_export(int argc, char** argv) {
     const std::string note = checkpoints::gguf_export(
         out, em, dtype_name == "f16" ? checkpoints::GgufDtype::F16 : checkpoints::GgufDtype::F32);
     if (!note.empty()) std::printf("note: %s\n", note.c_str());
-    std::printf("wrote %s: llama.cpp architecture %s, %s, %s tokenizer (%lld tokens)\n", out.c_str(),
+    std::printf("wrote %s: llama.cpp architecture %s, %s, %s%s tokenizer (%lld tokens)\n", out.c_str(),
                 checkpoints::gguf_architecture(family).c_str(), dtype_name.c_str(), tokenizer.type.c_str(),
+                tokenizer.split.empty() ? "" : (" (" + tokenizer.split + " split)").c_str(),
                 static_cast<long long>(model.config.vocab_size));
   } else {
     checkpoints::hf_export(out, em);

@@ -82,6 +82,7 @@ Inspection inspect_file(const std::string& path) {
   }
   Node tok = open_group(root, layout::kTokenizer);
   out.meta.tokenizer.type = read_string_attr(tok, "type");
+  if (has_attr(tok, "split")) out.meta.tokenizer.split = read_string_attr(tok, "split");  // shown as found
   for (const std::string name : {layout::kTokenBytes, layout::kTokenOffsets, layout::kMerges}) {
     out.datasets.push_back(inspect_dataset(tok, name, ctx));
     const DatasetReport& r = out.datasets.back();

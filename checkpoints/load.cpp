@@ -113,6 +113,8 @@ data::TokenizerSpec read_tokenizer(const Node& root, int64_t vocab_size, const L
   spec.type = read_string_attr(g, "type");
   if (!known_tokenizer_type(spec.type))
     throw tg::DataError("/tokenizer type is '" + spec.type + "', expected char, byte, bpe or gpt2");
+  if (has_attr(g, "split") && !data::split_parse(read_string_attr(g, "split"), &spec.split))
+    throw tg::DataError("/tokenizer split is not byte-class or gpt2 (Note [BPE pre-split])");
 
   Node off_ds = open_dataset(g, layout::kTokenOffsets);
   require_integer(off_ds, 0, false);

@@ -98,6 +98,7 @@ void write_train(const Node& root, const TrainState& t) {
 void write_tokenizer(const Node& root, const data::TokenizerSpec& tok) {
   Node g = create_group(root, layout::kTokenizer);
   write_string_attr(g, "type", tok.type);
+  if (!tok.split.empty()) write_string_attr(g, "split", tok.split);  // absent: byte-class (Note [BPE pre-split])
   std::string bytes;
   std::vector<int64_t> offsets{0};
   for (const std::string& t : tok.tokens) {

@@ -12,6 +12,8 @@ bool known_tokenizer_type(const std::string& type) {
 std::string tokenizer_error(const data::TokenizerSpec& t, int64_t vocab_size) {
   if (!known_tokenizer_type(t.type))
     return "tokenizer type '" + t.type + "' is not one of char, byte, bpe, gpt2";
+  if (!t.split.empty() && (t.type != "bpe" || t.split != data::kSplitGpt2))
+    return "a " + t.type + " tokenizer cannot have split '" + t.split + "' (only bpe has one: byte-class or gpt2)";
   const int64_t n = static_cast<int64_t>(t.tokens.size());
   if (n == 0) return "the tokenizer has no tokens";
   if (n > vocab_size)

@@ -54,10 +54,10 @@ ByteClass byte_class(unsigned char c) {
 
 }  // namespace
 
-CutRule cut_rule_for(const std::string& tokenizer) {
+CutRule cut_rule_for(const std::string& tokenizer, const std::string& split) {
   if (tokenizer == "byte") return CutRule::kAnywhere;
   if (tokenizer == "char") return CutRule::kUtf8;
-  if (tokenizer == "bpe") return CutRule::kByteChunks;
+  if (tokenizer == "bpe") return split.empty() ? CutRule::kByteChunks : CutRule::kGpt2;
   TG_CHECK(tokenizer == "gpt2");
   return CutRule::kGpt2;
 }

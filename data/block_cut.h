@@ -30,8 +30,11 @@ namespace data {
 // none of them holds such a position.
 enum class CutRule { kAnywhere, kUtf8, kByteChunks, kGpt2 };
 
-// The rule for a tokenizer type (char, byte, bpe, gpt2).
-CutRule cut_rule_for(const std::string& tokenizer);
+// The rule for a tokenizer type (char, byte, bpe, gpt2) and, for bpe, its
+// split ("" byte-class or "gpt2", Note [BPE pre-split]): a bpe with the gpt2
+// split cuts as gpt2 does, which is safe around invalid bytes too, since every
+// gpt2 cut has an ASCII byte on each side (Note [GPT-2 split of any bytes]).
+CutRule cut_rule_for(const std::string& tokenizer, const std::string& split = "");
 
 // Whether p (0 < p < text.size()) is a safe cut.
 bool is_safe_cut(CutRule rule, std::string_view text, size_t p);

@@ -15,11 +15,12 @@
 #include <queue>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "autograd/base/errors.h"
 #include "data/bpe_merge.h"
-#include "data/byte_split.h"
+#include "data/bpe_split.h"
 
 namespace data {
 namespace {
@@ -44,23 +45,22 @@ struct Word {
 
 }  // namespace
 
-TokenizerSpec bpe_train(std::string_view text, int64_t vocab_size, const Progress& progress) {
-  ChunkCounter counter(0);
+TokenizerSpec bpe_train(std::string_view text, int64_t vocab_size, const Progress& progress,
+                        const std::string& split) {
+  ChunkCounter counter(0, split);
   counter.add(text);
-  return bpe_train_counts(counter.sorted(), vocab_size, progress);
+  return bpe_train_counts(counter.sorted(), vocab_size, progress, split);
 }
 
-ChunkCounter::ChunkCounter(size_t max_entries) : max_entries_(max_entries) {}
+ChunkCounter::ChunkCounter(size_t max_entries, std::string split)
+    : max_entries_(max_entries), split_(std::move(split)) {}
 
 void ChunkCounter::add(std::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    const size_t end = byte_chunk_end(text, i);
-    if (end - i >= 2) {  // nothing to merge in a single byte
-      ++counts_[std::string(text.substr(i, end - i))];
-      if (max_entries_ > 0 && counts_.size() > max_entries_) prune();
-    }
-    i = end;
-  }
+  bpe_split(split_, text, [&](size_t begin, size_t end) {
+    if (end - begin < 2) return;  // nothing to merge in a single byte
+    ++counts_[std::string(text.substr(begin, end - begin))];
+    if (max_entries_ > 0 && counts_.size() > max_entries_) prune();
+  });
 }
 
 // Note [Bounded chunk counts]: when the table is full, every chunk seen at
@@ -90,15 +90,26 @@ std::vector<std::pair<std::string, int64_t>> ChunkCounter::sorted() {
   return chunks;
 }
 
+// Note [Distinct token bytes]: two merges can make the same bytes, e.g.
+// (a, bc) in one chunk and (ab, c) in another. Our encoder works on ids, so
+// that is harmless here, but the byte-level files of export (GGUF, vocab.json)
+// name tokens by their bytes and could not tell the two apart. So with the
+// gpt2 split, the exportable one, a pair whose bytes already are a token is
+// never merged; the byte-class split keeps its old merges exactly.
 TokenizerSpec bpe_train_counts(const std::vector<std::pair<std::string, int64_t>>& chunks, int64_t vocab_size,
-                               const Progress& progress) {
+                               const Progress& progress, const std::string& split) {
   if (vocab_size < 256 || vocab_size > kMaxVocabSize) {
     throw tg::UsageError("--vocab-size " + std::to_string(vocab_size) + " is outside [256, " +
                          std::to_string(kMaxVocabSize) + "] for the bpe tokenizer (256 bytes + merges)");
   }
   TokenizerSpec spec;
   spec.type = "bpe";
+  spec.split = split;
+  const bool distinct = !split.empty();
+  std::unordered_set<std::string> token_bytes;  // with `distinct`: every token's bytes
+  std::unordered_set<uint64_t> never;           // pairs skipped for that reason
   for (int b = 0; b < 256; ++b) spec.tokens.push_back(std::string(1, static_cast<char>(b)));
+  if (distinct) token_bytes.insert(spec.tokens.begin(), spec.tokens.end());
 
   std::vector<Word> words;
   words.reserve(chunks.size());
@@ -128,6 +139,7 @@ TokenizerSpec bpe_train_counts(const std::vector<std::pair<std::string, int64_t>
   while (static_cast<int64_t>(spec.merges.size()) < wanted && !heap.empty()) {
     const HeapEntry top = heap.top();
     heap.pop();
+    if (never.count(top.key)) continue;
     auto count_it = pair_count.find(top.key);
     const int64_t current = count_it == pair_count.end() ? 0 : count_it->second;
     if (current != top.count) {
@@ -136,6 +148,10 @@ TokenizerSpec bpe_train_counts(const std::vector<std::pair<std::string, int64_t>
     }
     const int32_t left = static_cast<int32_t>(top.key >> 32);
     const int32_t right = static_cast<int32_t>(top.key & 0xFFFFFFFFu);
+    if (distinct && !token_bytes.insert(spec.tokens[left] + spec.tokens[right]).second) {
+      never.insert(top.key);  // its later heap entries are skipped above
+      continue;
+    }
     const int32_t merged = static_cast<int32_t>(spec.tokens.size());
     spec.tokens.push_back(spec.tokens[left] + spec.tokens[right]);
     spec.merges.push_back({left, right});

@@ -171,6 +171,10 @@ Tokenizer make_tokenizer(const TokenizerSpec& spec) {
   } else {
     spec_error("unknown tokenizer type " + printable(spec.type) + " (expected char, byte, bpe or gpt2)");
   }
+  if (!spec.split.empty() && (spec.type != "bpe" || spec.split != kSplitGpt2)) {
+    spec_error("a " + spec.type + " tokenizer cannot have split " + printable(spec.split) +
+               " (only bpe has one: byte-class or gpt2)");
+  }
   impl->spec = spec;
   Tokenizer tok;
   tok.impl_ = std::move(impl);

@@ -55,6 +55,12 @@ void check_options(const PrepareOptions& o) {
   if (o.vocab_size != 0 && o.tokenizer != "bpe") {
     throw tg::UsageError("--vocab-size applies only to --tokenizer bpe (" + o.tokenizer + " has a fixed vocabulary)");
   }
+  if (!o.bpe_split.empty() && o.tokenizer != "bpe") {
+    throw tg::UsageError("--bpe-split applies only to --tokenizer bpe (" + o.tokenizer + " has its own pre-tokenizer)");
+  }
+  if (!o.bpe_split.empty() && o.bpe_split != kSplitGpt2) {
+    throw tg::UsageError("--bpe-split '" + o.bpe_split + "' is not one of byte-class, gpt2");
+  }
   if (o.tokenizer == "bpe" && o.vocab_size != 0 && (o.vocab_size < 256 || o.vocab_size > kMaxVocabSize)) {
     throw tg::UsageError("--vocab-size " + std::to_string(o.vocab_size) + " must be in [256, " +
                          std::to_string(kMaxVocabSize) + "] (256 byte tokens plus merges)");
@@ -75,8 +81,9 @@ void check_options(const PrepareOptions& o) {
 TokenizerSpec learn_bpe(const PrepareOptions& o, const std::vector<CorpusInput>& inputs, int64_t total,
                         int64_t cut_target) {
   CorpusReader reader(inputs, !o.eot);
-  BlockStream stream(reader, CutRule::kByteChunks, total, cut_target, static_cast<size_t>(o.block_bytes));
-  ChunkCounter counter(static_cast<size_t>(o.bpe_max_chunks));
+  BlockStream stream(reader, cut_rule_for("bpe", o.bpe_split), total, cut_target,
+                     static_cast<size_t>(o.block_bytes));
+  ChunkCounter counter(static_cast<size_t>(o.bpe_max_chunks), o.bpe_split);
   ProgressMeter meter(o.show_progress, "prepare: counting bpe chunks", cut_target);
   for (bool train = true; train;) {
     const std::vector<TextBlock>& blocks = stream.next_batch(batch_bytes(o));
@@ -103,7 +110,7 @@ TokenizerSpec learn_bpe(const PrepareOptions& o, const std::vector<CorpusInput>&
       std::fflush(stderr);
     };
   }
-  return bpe_train_counts(counter.sorted(), vocab, progress);
+  return bpe_train_counts(counter.sorted(), vocab, progress, o.bpe_split);
 }
 
 // Made only once the inputs have passed their checks (or standard input
@@ -122,7 +129,8 @@ struct Written {
 Written encode_corpus(const PrepareOptions& o, const Tokenizer& tok, const std::vector<CorpusInput>& inputs,
                       int64_t total, int64_t cut_target, TokenWriter& train, TokenWriter& val) {
   CorpusReader reader(inputs, !o.eot);
-  BlockStream stream(reader, cut_rule_for(o.tokenizer), total, cut_target, static_cast<size_t>(o.block_bytes));
+  BlockStream stream(reader, cut_rule_for(o.tokenizer, tok.spec().split), total, cut_target,
+                     static_cast<size_t>(o.block_bytes));
   const int threads = o.threads > 0 ? o.threads : omp_get_max_threads();
   std::vector<std::unique_ptr<ChunkCache>> caches(static_cast<size_t>(threads));
   for (auto& c : caches) c = std::make_unique<ChunkCache>();

@@ -19,6 +19,7 @@ struct PrepareOptions {
   std::vector<std::string> inputs;
   std::string tokenizer;            // char | byte | bpe | gpt2
   int64_t vocab_size = 0;           // bpe only; 0 = kDefaultBpeVocabSize
+  std::string bpe_split;            // bpe only: "" byte-class or "gpt2" (Note [BPE pre-split])
   double val_fraction = 0.1;        // the last fraction of the text is the validation split, [0, 1)
   std::string out_dir;              // created if missing
   bool show_progress = false;       // draw a \r progress line on stderr

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "autograd/base/errors.h"
-#include "data/byte_split.h"
+#include "data/bpe_split.h"
 #include "data/chunk_cache.h"
 #include "data/gpt2_split.h"
 #include "data/tokenizer_impl.h"
@@ -89,12 +89,10 @@ void Tokenizer::encode_append(std::string_view text, std::vector<int32_t>& out, 
     }
     case TokenizerKind::kBpe:
       out.reserve(out.size() + text.size() / 3);
-      for (size_t i = 0; i < text.size();) {
-        const size_t end = byte_chunk_end(text, i);
-        encode_chunk(t, text.substr(i, end - i), out, cache);
-        i = end;
-        ticker.at(static_cast<int64_t>(i));
-      }
+      bpe_split(t.spec.split, text, [&](size_t begin, size_t end) {
+        encode_chunk(t, text.substr(begin, end - begin), out, cache);
+        ticker.at(static_cast<int64_t>(end));
+      });
       break;
     case TokenizerKind::kGpt2:
       check_utf8(text, "gpt2");

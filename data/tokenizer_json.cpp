@@ -51,6 +51,7 @@ std::string tokenizer_json_dump(const TokenizerSpec& spec) {
   nlohmann::ordered_json merges = nlohmann::ordered_json::array();
   for (const auto& m : spec.merges) merges.push_back({m[0], m[1]});
   j["merges"] = std::move(merges);
+  if (!spec.split.empty()) j["split"] = spec.split;  // absent: byte-class (Note [BPE pre-split])
   return j.dump() + "\n";
 }
 
@@ -108,6 +109,13 @@ TokenizerSpec tokenizer_json_parse(std::string_view text, const std::string& whe
       bad(where, "merge " + std::to_string(r) + " has an id out of range");
     }
     spec.merges.push_back({static_cast<int32_t>(left), static_cast<int32_t>(right)});
+  }
+
+  // Optional: files from before it are byte-class (Note [BPE pre-split]).
+  if (auto sp = j.find("split"); sp != j.end()) {
+    if (!sp->is_string() || !split_parse(sp->get<std::string>(), &spec.split)) {
+      bad(where, "\"split\" is " + sp->dump().substr(0, 40) + ", expected \"byte-class\" or \"gpt2\"");
+    }
   }
 
   auto vs = j.find("vocab_size");

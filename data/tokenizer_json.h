@@ -8,6 +8,7 @@
 // Each token's raw bytes are lowercase hex, since tokens need not be valid
 // UTF-8 (bpe, byte, gpt2) and JSON strings must be; "merges" lists (left id,
 // right id) by rank. vocab_size repeats len(tokens) for people reading it.
+// A bpe with the gpt2 pre-split adds "split": "gpt2" (Note [BPE pre-split]).
 #pragma once
 
 #include <string>

@@ -83,3 +83,24 @@ if (( ${#missing[@]} )); then
     fi
   done
 fi
+
+# node-llama-cpp, pinned: real llama.cpp (its prebuilt linux-x64 CPU
+# binaries) as the oracle of tests/export, which runs `tapegpt export`'s GGUF
+# files in it. Installed from the npm registry into the project's own .node/
+# (git-ignored), without install scripts (they would look for a GPU build)
+# and without the optional CUDA/Vulkan/other-platform packages: about 80 MB
+# in a few seconds. Needs Node.js >= 20 (Debian 12's nodejs is 18: use
+# NodeSource's); without it only tests/export's llama.cpp check cannot run.
+NODE_LLAMA_CPP=3.21.1
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+installed_llama="$(node -p "require('$ROOT/.node/node_modules/node-llama-cpp/package.json').version" 2>/dev/null || true)"
+node_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
+if [[ "$installed_llama" == "$NODE_LLAMA_CPP" ]]; then
+  echo "setup: node-llama-cpp $NODE_LLAMA_CPP present"
+elif (( node_major < 20 )) || ! command -v npm >/dev/null; then
+  echo "setup: warning: Node.js >= 20 with npm is needed for node-llama-cpp (tests/export); install it from NodeSource" >&2
+else
+  echo "setup: installing node-llama-cpp $NODE_LLAMA_CPP into $ROOT/.node"
+  npm install --prefix "$ROOT/.node" --no-save --no-audit --no-fund --ignore-scripts --omit=optional \
+    "node-llama-cpp@$NODE_LLAMA_CPP" "@node-llama-cpp/linux-x64@$NODE_LLAMA_CPP"
+fi

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <variant>
 
+#include "autograd/base/errors.h"
 #include "tests/checkpoints/fixtures.h"
 #include "tests/support/no_skip.h"
 
@@ -46,6 +47,7 @@ void require_same_meta(const checkpoints::Checkpoint& a, const checkpoints::Chec
   CHECK(a.tokenizer.type == b.tokenizer.type);
   CHECK(a.tokenizer.tokens == b.tokenizer.tokens);
   CHECK(a.tokenizer.merges == b.tokenizer.merges);
+  CHECK(a.tokenizer.split == b.tokenizer.split);
 }
 
 void require_same_optimizer(const checkpoints::OptimizerState& a, const checkpoints::OptimizerState& b) {
@@ -92,6 +94,7 @@ TEST_CASE("checkpoint round trip covers every config variant and merges", "[chec
     meta.tokenizer.type = "bpe";
     meta.tokenizer.tokens.pop_back();  // fewer tokens than vocab_size is allowed
     meta.tokenizer.merges = {{3, 4}, {0, 9}, {9, 9}};
+    meta.tokenizer.split = variant == 1 ? "gpt2" : "";  // Note [BPE pre-split]
     meta.train.flags.clear();
     const nn::ParameterStore store = filled_store(config, 100 + variant);
     save_checkpoint(path, meta, store);
@@ -125,6 +128,28 @@ TEST_CASE("checkpoint round trip of each model choice", "[checkpoints]") {
         CHECK(same_bits(loaded.store, store, Buffer::Params));
         CHECK(same_bits(loaded.store, store, Buffer::M));
       }
+}
+
+TEST_CASE("a bpe's split is kept, absent means byte-class, and an unknown one is refused", "[checkpoints]") {
+  TempDir dir;
+  const std::string path = dir.file("ckpt.h5");
+  const nn::GPTConfig config = tiny_checkpoint_config();
+  checkpoints::Checkpoint meta = full_meta(config);
+  meta.tokenizer.type = "bpe";
+  meta.tokenizer.merges = {{3, 4}};
+  save_checkpoint(path, meta, filled_store(config, 7));
+  bool written = true;  // byte-class: no attribute, as in files from before it
+  edit_h5(path, [&](hid_t file) { written = H5Aexists_by_name(file, "/tokenizer", "split", H5P_DEFAULT) > 0; });
+  CHECK_FALSE(written);
+  CHECK(load_checkpoint(path).meta.tokenizer.split.empty());
+  edit_h5(path, [](hid_t file) { set_string_attr(file, "/tokenizer", "split", "gpt2"); });
+  CHECK(load_checkpoint(path).meta.tokenizer.split == "gpt2");
+  edit_h5(path, [](hid_t file) { set_string_attr(file, "/tokenizer", "split", "gpt9"); });
+  CHECK_THROWS_WITH(load_checkpoint(path), Catch::Contains("/tokenizer split"));
+  meta.tokenizer.type = "char";  // only bpe has a split
+  meta.tokenizer.merges.clear();
+  meta.tokenizer.split = "gpt2";
+  CHECK_THROWS_AS(save_checkpoint(path, meta, filled_store(config, 7)), tg::DataError);
 }
 
 TEST_CASE("a checkpoint without the newer /config choices reads as the defaults", "[checkpoints]") {

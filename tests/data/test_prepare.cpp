@@ -95,6 +95,36 @@ TEST_CASE("prepare rejects unusable inputs with a DataError naming them", "[prep
   CHECK_THROWS_WITH(data::prepare_corpus(o), Catch::Contains("empty_dir") && Catch::Contains("no (non-hidden) files"));
 }
 
+TEST_CASE("prepare --bpe-split gpt2 learns and encodes GPT-2 words, blocks cut anywhere safe", "[prepare]") {
+  testing::TempDir dir;
+  std::string a;
+  for (int i = 0; i < 40; ++i) a += "We're  done -- aren't we? 12345\n\n\n  Caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x99\x82\n";
+  const std::string b = "Latin-1 caf\xe9, a cut \xe2\x82 euro\n\nThe end.";  // invalid UTF-8 is fine for bpe
+  testing::write_bytes(dir.file("a.txt"), a);
+  testing::write_bytes(dir.file("b.txt"), b);
+  data::PrepareOptions o = options(dir, "bpe");
+  o.vocab_size = 300;
+  o.bpe_split = "gpt2";
+  o.val_fraction = 0.2;
+  o.block_bytes = 7;  // many blocks: every cut must be a safe one
+  data::prepare_corpus(o);
+  const data::Tokenizer tok = data::load_tokenizer_dir(o.out_dir);
+  CHECK(tok.spec().split == "gpt2");
+  CHECK(tok.vocab_size() > 256);  // this repetitive text may run out of pairs before 300
+  const std::string train = decode_file(tok, o.out_dir + "/train.bin");
+  const std::string val = decode_file(tok, o.out_dir + "/val.bin");
+  CHECK(train + val == a + b);
+  std::vector<int32_t> whole = tok.encode(train), val_ids = tok.encode(val);
+  whole.insert(whole.end(), val_ids.begin(), val_ids.end());
+  std::vector<int32_t> written;
+  for (const char* name : {"/train.bin", "/val.bin"}) {
+    const data::TokenFile f(o.out_dir + name);
+    written.resize(written.size() + static_cast<size_t>(f.size()));
+    f.copy(written.data() + written.size() - f.size(), 0, f.size());
+  }
+  CHECK(written == whole);  // the ids of encoding each split whole
+}
+
 TEST_CASE("prepare rejects bad options with a UsageError", "[prepare]") {
   testing::TempDir dir;
   testing::write_bytes(dir.file("a.txt"), "hello there\n");
@@ -139,4 +169,13 @@ TEST_CASE("tapegpt prepare parses its flags", "[prepare][cli]") {
                   tg::UsageError);
   CHECK_THROWS_AS(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "bpe", "--bpe-max-chunks", "10", "--out", out}),
                   tg::UsageError);
+  CHECK(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "bpe", "--bpe-split", "gpt2", "--vocab-size", "260",
+                     "--out", out}) == 0);
+  CHECK(data::load_tokenizer_dir(out).spec().split == "gpt2");
+  CHECK(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "bpe", "--bpe-split", "byte-class", "--out", out}) == 0);
+  CHECK(data::load_tokenizer_dir(out).spec().split.empty());
+  CHECK_THROWS_WITH(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "bpe", "--bpe-split", "gpt4", "--out", out}),
+                    Catch::Contains("--bpe-split 'gpt4'"));
+  CHECK_THROWS_WITH(run_prepare({"--input", dir.file("a.txt"), "--tokenizer", "char", "--bpe-split", "gpt2", "--out", out}),
+                    Catch::Contains("--bpe-split applies only to --tokenizer bpe"));
 }

@@ -50,7 +50,8 @@ void print_header(const std::string& path, const checkpoints::Inspection& in) {
   std::printf("  run             %s (saved by a run writing to %s)\n",
               m.train.run_id.empty() ? "(no run id: written before format_version 2)" : m.train.run_id.c_str(),
               m.train.run_dir.c_str());
-  std::printf("  tokenizer       %s, %lld tokens, %lld merges\n", m.tokenizer.type.c_str(),
+  std::printf("  tokenizer       %s%s, %lld tokens, %lld merges\n", m.tokenizer.type.c_str(),
+              m.tokenizer.split.empty() ? "" : (" (" + m.tokenizer.split + " split)").c_str(),
               static_cast<long long>(in.n_tokens), static_cast<long long>(in.n_merges));
   // Note [Muon] in train/optimizer.h: a Muon run's m holds Muon's momentum
   // for the blocks' matrices (their v stays zero) and AdamW's for the rest.

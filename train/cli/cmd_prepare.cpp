@@ -10,6 +10,7 @@
 
 #include "autograd/base/errors.h"
 #include "data/prepare.h"
+#include "data/tokenizer_spec.h"
 #include "train/cli/cli_util.h"
 #include "train/cli/commands.h"
 
@@ -23,6 +24,10 @@ int cmd_prepare(int argc, char** argv) {
        "zstd files are decompressed (repeat for several; concatenated in order)",
        cxxopts::value<std::vector<std::string>>())
       ("tokenizer", "char | byte | bpe | gpt2", cxxopts::value<std::string>())
+      ("bpe-split", "bpe only: how text is cut into chunks before merging: byte-class (the default: by byte "
+       "class, any bytes alike) or gpt2 (GPT-2's regex, as llama.cpp and Hugging Face split; needed for "
+       "tapegpt export)",
+       cxxopts::value<std::string>()->default_value("byte-class"))
       ("vocab-size", "bpe only: vocabulary size, 256 bytes + merges",
        cxxopts::value<int64_t>()->default_value(std::to_string(data::kDefaultBpeVocabSize)))
       ("val-fraction", "last fraction of the text kept for validation, in [0, 1)",
@@ -45,6 +50,12 @@ int cmd_prepare(int argc, char** argv) {
     // --vocab-size has a default for --help, but only an explicit one is checked
     // against the tokenizer type.
     o.vocab_size = args.count("vocab-size") ? args["vocab-size"].as<int64_t>() : 0;
+    // Like --vocab-size: only an explicit --bpe-split is checked against --tokenizer.
+    if (args.count("bpe-split") && !data::split_parse(args["bpe-split"].as<std::string>(), &o.bpe_split))
+      throw tg::UsageError("--bpe-split '" + args["bpe-split"].as<std::string>() + "' is not one of byte-class, gpt2");
+    if (args.count("bpe-split") && o.tokenizer != "bpe")
+      throw tg::UsageError("--bpe-split applies only to --tokenizer bpe (" + o.tokenizer +
+                           " has its own pre-tokenizer)");
     o.val_fraction = args["val-fraction"].as<double>();
     o.out_dir = args["out"].as<std::string>();
     o.eot = args.count("eot") > 0;
@@ -56,7 +67,8 @@ int cmd_prepare(int argc, char** argv) {
   o.show_progress = isatty(STDERR_FILENO) != 0;
 
   const data::PrepareSummary s = data::prepare_corpus(o);
-  std::printf("prepare: %s tokenizer, vocab size %lld\n", s.tokenizer.c_str(), static_cast<long long>(s.vocab_size));
+  std::printf("prepare: %s%s tokenizer, vocab size %lld\n", s.tokenizer.c_str(),
+              o.bpe_split.empty() ? "" : (" (" + o.bpe_split + " split)").c_str(), static_cast<long long>(s.vocab_size));
   std::printf("prepare: train.bin %lld tokens (%lld bytes of text), val.bin %lld tokens (%lld bytes)\n",
               static_cast<long long>(s.train_tokens), static_cast<long long>(s.train_bytes),
               static_cast<long long>(s.val_tokens), static_cast<long long>(s.val_bytes));

@@ -25,5 +25,6 @@ int cmd_attention(int argc, char** argv);
 int cmd_embed(int argc, char** argv);
 int cmd_plot(int argc, char** argv);
 int cmd_import(int argc, char** argv);
+int cmd_export(int argc, char** argv);
 
 }  // namespace cli

@@ -60,7 +60,8 @@ nn::GPTConfig fine_tune_config(const cxxopts::ParseResult& r, const train::Train
 // The data must be tokenized exactly as the checkpoint's embedding expects.
 void check_tokenizer(const data::TokenizerSpec& data_spec, const data::TokenizerSpec& ck_spec,
                      const std::string& data_dir, const std::string& path) {
-  if (data_spec.type == ck_spec.type && data_spec.tokens == ck_spec.tokens && data_spec.merges == ck_spec.merges)
+  if (data_spec.type == ck_spec.type && data_spec.tokens == ck_spec.tokens && data_spec.merges == ck_spec.merges &&
+      data_spec.split == ck_spec.split)
     return;
   std::string fix = "prepare the data with the checkpoint's tokenizer";
   if (ck_spec.type == "gpt2") fix = "prepare the data with --tokenizer gpt2";
@@ -69,7 +70,7 @@ void check_tokenizer(const data::TokenizerSpec& data_spec, const data::Tokenizer
                        std::to_string(data_spec.tokens.size()) + " tokens, but " + path + " uses a " +
                        ck_spec.type + " tokenizer of " + std::to_string(ck_spec.tokens.size()) +
                        (data_spec.type == ck_spec.type && data_spec.tokens.size() == ck_spec.tokens.size()
-                            ? " with other tokens"
+                            ? (data_spec.tokens == ck_spec.tokens ? " with another --bpe-split" : " with other tokens")
                             : "") +
                        ": " + fix);
 }

@@ -29,6 +29,7 @@ const Command kCommands[] = {
     {"params", cli::cmd_params, "parameter table of a model, checkpoint or preset"},
     {"inspect", cli::cmd_inspect, "what a checkpoint holds, and whether its checksums verify"},
     {"import", cli::cmd_import, "import a Hugging Face GPT-2 (model.safetensors) as a checkpoint"},
+    {"export", cli::cmd_export, "a checkpoint as GGUF (llama.cpp, ollama) or a Hugging Face directory"},
     {"bench", cli::cmd_bench, "training and sampling speed, memory and a time profile"},
     {"attention", cli::cmd_attention, "a page showing every attention head for a prompt"},
     {"embed", cli::cmd_embed, "nearest tokens, analogies and position similarity of embeddings"},

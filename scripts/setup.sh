@@ -15,7 +15,7 @@ PACKAGES=(
   mount  # mount/umount: the tmpfs disk-full tests (unshare is in essential util-linux)
   zlib1g-dev liblzma-dev libzstd-dev
   libopenmpi-dev openmpi-bin  # mpirun -np N tapegpt train: data parallelism (tests/distributed)
-  libdnnl-dev  # oneDNN: the bf16 matmuls (autograd/kernels/bf16.h), AMX where the CPU has it
+  libdnnl-dev  # oneDNN: the bf16 matmuls (autograd/kernels/bf16.h), AVX512_BF16 or AMX where the CPU has it
   iproute2  # ip netns, veth, tc tbf: ranks on test hosts of their own (tests/distributed/netns.py)
 )
 # Optional cross-check tools (PyTorch parity, h5py round trips): only with

@@ -190,7 +190,8 @@ std::vector<TrainFlag> make_table() {
       {"precision", "optimisation",
        "fp32 | bf16 | auto: the matmuls' operands in float32, or rounded to bf16 with float32 sums "
        "(mixed precision: weights, gradients, optimizer state, norms, softmax and loss stay float32). auto "
-       "picks bf16 only where the CPU has AMX-BF16; the checkpoint records the choice and a resume keeps it",
+       "picks bf16 where oneDNN runs it natively (AVX512_BF16, AMX-BF16) and a short check finds it faster; the "
+       "checkpoint records the choice and a resume keeps it",
        T::Text, d.precision, false, 26, "precision", [](O& o, const V& v) { o.precision = as_text(v); },
        [](const O& o) { return V{o.precision}; }},
       {"change-precision", "optimisation",

@@ -4,8 +4,10 @@
 # test a behaviour-preserving refactor must pass (issue 10).
 #   scripts/check_bit_identical.sh OLD_TAPEGPT NEW_TAPEGPT
 # Covers dropout, gradient accumulation, both samplers, untied/no-bias/
-# sinusoidal shapes, erf GELU, several threads, a resume, and bf16 runs
-# with AdamW and with Muon (where the CPU has AVX-512).
+# sinusoidal shapes, erf GELU, RMSNorm/RoPE/ReLU²/SwiGLU, zero-initialised
+# projections, several threads, a resume, and bf16 runs with AdamW and with
+# Muon (where the CPU has AVX-512); and, for each case, that `sample` (KV
+# cache) and `eval` print the same text and loss from the final checkpoint.
 set -euo pipefail
 old="$(realpath "$1")"; new="$(realpath "$2")"
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -51,15 +53,31 @@ run_case() {  # run_case NAME FLAGS...
   for f in ckpt.h5 best.h5; do
     if ! compare "$work/$name-old/$f" "$work/$name-new/$f"; then echo "FAIL $name $f"; exit 1; fi
   done
+  # Sampling past block_size exercises the context shift; --temperature 0.8
+  # makes every logit count. Both binaries read the old binary's checkpoint.
+  for which in old new; do
+    local bin; [[ $which == old ]] && bin="$old" || bin="$new"
+    "$bin" sample --ckpt "$work/$name-old/ckpt.h5" --prompt "ROMEO:" --max-new-tokens 80 \
+      --temperature 0.8 --seed 7 --threads 1 > "$work/$name-$which.sample" 2>/dev/null
+    "$bin" eval --ckpt "$work/$name-old/ckpt.h5" --tokens "$work/data/val.bin" --stride 16 --json \
+      > "$work/$name-$which.eval" 2>/dev/null || true
+  done
+  if ! cmp -s "$work/$name-old.sample" "$work/$name-new.sample"; then echo "FAIL $name sample"; exit 1; fi
+  if ! cmp -s "$work/$name-old.eval" "$work/$name-new.eval"; then echo "FAIL $name eval"; exit 1; fi
+  [[ -s "$work/$name-old.sample" && -s "$work/$name-old.eval" ]] || { echo "FAIL $name: no sample or eval output"; exit 1; }
   echo "same: $name"
 }
 run_case plain
 run_case dropout_accum --dropout 0.1 --grad-accum 2 --threads 2
 run_case sequential_untied --sampler sequential --untied --no-bias --pos-encoding sinusoidal --gelu erf --threads 1
+run_case rmsnorm_rope_swiglu --norm rmsnorm --pos-encoding rope --mlp swiglu --zero-init-proj
+run_case relu2_rope_dropout --mlp relu2 --pos-encoding rope --dropout 0.1 --norm rmsnorm --no-bias
 # bf16 matmuls need oneDNN's AVX-512 path (Note [bf16 matmuls]).
 if grep -qw avx512bw /proc/cpuinfo; then
   run_case bf16 --precision bf16 --threads 2
   run_case bf16_muon --precision bf16 --optimizer muon --grad-accum 2
+  run_case bf16_rope_swiglu --precision bf16 --norm rmsnorm --pos-encoding rope --mlp swiglu --dropout 0.1
+  run_case bf16_relu2_untied --precision bf16 --mlp relu2 --untied --pos-encoding sinusoidal
 else
   echo "skipped the bf16 cases: this CPU has no AVX-512, so no bf16 matmuls"
 fi

@@ -60,9 +60,9 @@ struct Checkpoint {
 };
 
 // Where save_checkpoint reads the optimizer's two moments when not from the
-// store's m and v: a sharded run (train/optimizer_shard.h) gathers each
-// whole moment only as it is written, m and then v into the same buffer,
-// so the saving process never holds both at once.
+// store's m and v: a sharded run (train/distributed/optimizer_shard.h)
+// gathers each whole moment only as it is written, m and then v into the
+// same buffer, so the saving process never holds both at once.
 class MomentSource {
  public:
   virtual ~MomentSource() = default;

@@ -24,7 +24,7 @@ class SequentialSampler {
   void fill(int32_t* inputs, int32_t* targets);
   // Moves on exactly as fill() would, reading nothing: a data-parallel rank
   // skips the micro-batches of the other ranks (Note [Data-parallel sharding]
-  // in train/distributed.h).
+  // in train/distributed/distributed.h).
   void skip() { next_start(); }
   int64_t position() const { return position_; }
   // Throws tg::DataError for a negative position (e.g. from a corrupt checkpoint).

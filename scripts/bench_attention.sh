@@ -2,8 +2,8 @@
 # Blockwise against naive attention kernels in the demo model's shapes
 # (4 layers, 4 heads, n_embd 192, B 8) as the context grows: one layer's
 # forward + backward time and what each keeps for backward, beside the
-# (blockwise) training step's tokens/s (BENCHMARKS.md, "Attention memory and
-# speed against T").
+# (blockwise) training step's tokens/s (BENCHMARKS-journal.md, "Attention
+# memory and speed against T").
 #   bash scripts/bench_attention.sh              # T = 256 1024 2048
 #   BLOCK_SIZES="256 512" THREADS=2 TAPEGPT=build/tapegpt bash scripts/bench_attention.sh
 set -euo pipefail

@@ -2,7 +2,7 @@
 # The same build/tapegpt against each of Debian's three OpenBLAS builds
 # (selected with LD_LIBRARY_PATH, as a user would end up with them),
 # alternating them within each round; prints median step times and ratios
-# to the first build (BENCHMARKS.md, "OpenBLAS builds").
+# to the first build (BENCHMARKS-journal.md, "OpenBLAS builds").
 #   ROUNDS=5 bash scripts/bench_blas_builds.sh      # also: bash scripts/bench.sh --blas-builds
 #   SHAPES="S M" BUILDS="openmp pthread" THREADS=2 TAPEGPT=build/tapegpt bash scripts/bench_blas_builds.sh
 set -euo pipefail

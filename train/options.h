@@ -39,7 +39,8 @@ struct TrainOptions {
   int threads = 0;              // 0 = all cores (not saved: any count resumes)
   bool overlap_allreduce = true;  // with mpirun: sum gradients during the backward (not saved)
   bool shard_optimizer = false;  // with mpirun: Note [Sharded optimizer state] (not saved)
-  double stall_timeout_s = 300.0;  // with mpirun: Note [Stall timeout] in distributed_mpi.cpp (not saved)
+  // With mpirun: Note [Stall timeout] in distributed/distributed_mpi.cpp (not saved).
+  double stall_timeout_s = 300.0;
   // Not saved: how this invocation treats the run directory.
   bool replace_run = false;     // a new run (or --overwrite): its first row retires the old files
   std::string resumed_from;     // the checkpoint a resumed run started from

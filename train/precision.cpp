@@ -16,7 +16,8 @@ namespace {
 const char* kMeasureThisCpu = "`tapegpt bench --bf16-rate` measures this CPU";
 
 // Launched by mpirun (Open MPI or a PMI launcher): the ranks must agree, so
-// auto decides on the ISA alone (the same test as distributed_mpi.cpp's).
+// auto decides on the ISA alone (the same test as
+// distributed/distributed_mpi.cpp's).
 bool under_mpirun() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
 }

@@ -43,9 +43,9 @@ const Preset* find_preset(const std::string& name) {
 // sooner. With the whole schedule (warmup, held, decay) in fewer steps,
 // 750 reached it in the least training time (1.875 at step 750 in 30.0 s,
 // against 1.863 at 800 in 35.8 s and 1.816 at 1000, where it crossed at step
-// 900 in 37.6 s; BENCHMARKS.md, time to loss). Muon reached 1.757 in 1000
-// steps but spent 66% more time a step (Newton–Schulz on 2 cores), so it
-// crossed later. scripts/bench_time_to_loss.sh measures it against PyTorch. It is
+// 900 in 37.6 s; BENCHMARKS-journal.md, time to loss). Muon reached 1.757
+// in 1000 steps but spent 66% more time a step (Newton–Schulz on 2 cores),
+// so it crossed later. scripts/bench_time_to_loss.sh measures it against PyTorch. It is
 // the shape and the optimiser's settings, so `--preset shakespeare-fast
 // --data DIR --out RUN` is the whole command.
 const std::vector<TrainPreset>& train_presets() {

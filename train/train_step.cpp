@@ -9,7 +9,7 @@
 #include "autograd/base/check.h"
 #include "autograd/ops.h"
 #include "autograd/planner.h"
-#include "train/optimizer_shard.h"
+#include "train/distributed/optimizer_shard.h"
 
 namespace train {
 

@@ -18,7 +18,7 @@
 
 namespace train {
 
-class OptimizerShard;  // optimizer_shard.h
+class OptimizerShard;  // distributed/optimizer_shard.h
 
 // Where micro-batches come from: the run's token file (TokenFileBatches),
 // synthetic tokens (bench), a fixed batch (tests, parity).
@@ -39,7 +39,7 @@ class BatchSource {
 // norm is measured, so every process clips and updates identically. One
 // process has nothing to do (the default: no reducer). A reducer may also
 // give each process its share of the K micro-batches, and start sums while
-// the last backward is still running (train/data_parallel.h).
+// the last backward is still running (train/distributed/data_parallel.h).
 class GradientReducer {
  public:
   virtual ~GradientReducer() = default;
@@ -83,7 +83,7 @@ class TrainStep {
   void set_gradient_reducer(GradientReducer* reducer) { reducer_ = reducer; }
   // Null (the default): AdamW over every parameter with the store's moments.
   // Else this rank's slice only, then the all-gather (Note [Sharded
-  // optimizer state] in optimizer_shard.h).
+  // optimizer state] in distributed/optimizer_shard.h).
   void set_optimizer_shard(OptimizerShard* shard) { shard_ = shard; }
   // Null (the default): AdamW over every parameter. Else Muon over the
   // blocks' matrices and AdamW over the rest (Note [Muon] in optimizer.h),

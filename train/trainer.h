@@ -38,8 +38,9 @@ checkpoints::TrainState new_run_state(uint64_t seed);
 // failures (the previous checkpoint is then still intact).
 // A resumed run (`resumed`) on token files other than state.data_hash says
 // is refused unless allow_data_change. Under mpirun every process calls it
-// and they train together (Note [Data parallelism] in distributed.h; the
-// step's seam: Note [Gradient all-reduce seam] in train_step.h).
+// and they train together (Note [Data parallelism] in
+// distributed/distributed.h; the step's seam: Note [Gradient all-reduce
+// seam] in train_step.h).
 int run_training(const TrainOptions& options, nn::GPT& model,
                  const data::TokenizerSpec& tokenizer, checkpoints::TrainState state, bool resumed,
                  bool allow_data_change);

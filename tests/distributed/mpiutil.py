@@ -1,6 +1,7 @@
 # Helpers for the data-parallel tests: mpirun command lines (Open MPI run
 # as root in CI containers needs two environment variables) and comparing
-# runs to the tolerance of Note [Data parallelism] in train/distributed.h.
+# runs to the tolerance of Note [Data parallelism] in
+# train/distributed/distributed.h.
 import array
 import os
 import sys

@@ -1,9 +1,10 @@
-// The ring sums (train/ring_sums.h, Note [Ring sums]) under mpirun, checked
-// exactly: every rank fills its buffer with small integers, whose float sums
-// are exact, so each summed element must equal the closed form bit for bit.
-// Sizes cover empty and one-element ranges, ranges shorter than the number of
-// ranks, parts of several 4-MiB pieces, reduce-scatters whose range lies in
-// one rank's slice or straddles slices, and many sums in flight at once.
+// The ring sums (train/distributed/ring_sums.h, Note [Ring sums]) under
+// mpirun, checked exactly: every rank fills its buffer with small integers,
+// whose float sums are exact, so each summed element must equal the closed
+// form bit for bit. Sizes cover empty and one-element ranges, ranges
+// shorter than the number of ranks, parts of several 4-MiB pieces,
+// reduce-scatters whose range lies in one rank's slice or straddles slices,
+// and many sums in flight at once.
 // Run by CTest as `mpirun -np N ring_sums_check` for N = 2 and 3; prints
 // one line per failure and exits 1, or prints "ring sums: ok".
 #include <algorithm>
@@ -11,7 +12,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "train/distributed.h"
+#include "train/distributed/distributed.h"
 
 namespace {
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # `mpirun -np 2 tapegpt train` computes the run one process computes with the
-# same global batch (Note [Data parallelism] in train/distributed.h), over
-# shared memory and over TCP, and a run resumes with another process count.
+# same global batch (Note [Data parallelism] in
+# train/distributed/distributed.h), over shared memory and over TCP, and a
+# run resumes with another process count.
 """Run by CTest as: test_data_parallel.py PATH/TO/tapegpt PATH/TO/mpirun"""
 import json
 import os

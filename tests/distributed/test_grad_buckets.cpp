@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "nn/model_fixture.h"
-#include "train/distributed.h"
-#include "train/grad_buckets.h"
+#include "train/distributed/distributed.h"
+#include "train/distributed/grad_buckets.h"
 
 TEST_CASE("gradient buckets complete from the last block to the embeddings", "[distributed]") {
   for (bool tied : {true, false}) {

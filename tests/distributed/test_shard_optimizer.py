@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 # `tapegpt train --shard-optimizer` under mpirun (Note [Sharded optimizer
-# state] in train/optimizer_shard.h): each rank keeps the AdamW moments of a
-# slice of the parameters, and the run is bit-identical to the unsharded one
-# with the same ranks; its checkpoints hold whole moments, so it resumes
-# sharded, unsharded or in one process, and one-process checkpoints resume
-# sharded.
+# state] in train/distributed/optimizer_shard.h): each rank keeps the AdamW
+# moments of a slice of the parameters, and the run is bit-identical to the
+# unsharded one with the same ranks; its checkpoints hold whole moments, so
+# it resumes sharded, unsharded or in one process, and one-process
+# checkpoints resume sharded.
 """Run by CTest as: test_shard_optimizer.py PATH/TO/tapegpt PATH/TO/mpirun"""
 import json
 import os

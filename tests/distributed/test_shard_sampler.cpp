@@ -1,6 +1,7 @@
-// Note [Data parallelism] in train/distributed.h: a rank that reads its own
-// micro-batches and skips the others' sees exactly the batches, and ends
-// with exactly the sampler position and RNG state, of a one-process run.
+// Note [Data parallelism] in train/distributed/distributed.h: a rank that
+// reads its own micro-batches and skips the others' sees exactly the
+// batches, and ends with exactly the sampler position and RNG state, of a
+// one-process run.
 #include <catch2/catch.hpp>
 
 #include <vector>
@@ -9,7 +10,7 @@
 #include "data/sampler.h"
 #include "data/token_file.h"
 #include "support/files.h"
-#include "train/distributed.h"
+#include "train/distributed/distributed.h"
 
 namespace {
 

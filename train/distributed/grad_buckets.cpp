@@ -1,5 +1,5 @@
 // Gradient buckets for the overlapped all-reduce (see grad_buckets.h).
-#include "train/grad_buckets.h"
+#include "train/distributed/grad_buckets.h"
 
 #include <map>
 

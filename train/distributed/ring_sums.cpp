@@ -1,6 +1,6 @@
 // Ring reduce-scatters and all-reduces over MPI messages (see ring_sums.h,
 // Note [Ring sums]).
-#include "train/ring_sums.h"
+#include "train/distributed/ring_sums.h"
 
 #include <algorithm>
 

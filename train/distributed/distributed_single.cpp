@@ -1,5 +1,5 @@
 // Distributed without MPI: always one process (see distributed.h).
-#include "train/distributed.h"
+#include "train/distributed/distributed.h"
 
 #include <cstring>
 

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "train/distributed.h"
-#include "train/grad_buckets.h"
+#include "train/distributed/distributed.h"
+#include "train/distributed/grad_buckets.h"
 #include "train/train_step.h"
 
 namespace train {

@@ -1,5 +1,5 @@
 // The data-parallel side of the training step (see data_parallel.h).
-#include "train/data_parallel.h"
+#include "train/distributed/data_parallel.h"
 
 #include <cmath>
 

@@ -9,7 +9,7 @@
 
 #include "autograd/tape.h"
 #include "nn/params.h"
-#include "train/distributed.h"
+#include "train/distributed/distributed.h"
 
 namespace train {
 

@@ -9,7 +9,7 @@
 
 #include "autograd/buffer.h"
 #include "nn/params.h"
-#include "train/distributed.h"
+#include "train/distributed/distributed.h"
 #include "train/optimizer.h"
 
 namespace train {

@@ -1,7 +1,7 @@
 // Distributed on MPI (see distributed.h): with ring_sums.*, the only code
 // that includes mpi.h. Only MPI's C API: Open MPI's deprecated C++ bindings
 // would need libmpi_cxx.
-#include "train/ring_sums.h"
+#include "train/distributed/ring_sums.h"
 
 #include <algorithm>
 #include <chrono>
@@ -18,7 +18,7 @@
 
 #include "autograd/base/check.h"
 #include "autograd/base/errors.h"
-#include "train/distributed.h"
+#include "train/distributed/distributed.h"
 
 namespace train {
 

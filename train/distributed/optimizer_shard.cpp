@@ -1,5 +1,5 @@
 // The sharded optimizer (see optimizer_shard.h, Note [Sharded optimizer state]).
-#include "train/optimizer_shard.h"
+#include "train/distributed/optimizer_shard.h"
 
 #include <algorithm>
 #include <cmath>

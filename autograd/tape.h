@@ -61,7 +61,7 @@ struct TapeTensor {
 };
 
 struct TapeEntry {
-  static constexpr size_t kRecordBytes = 120;  // the largest record (attention_bf16) fits
+  static constexpr size_t kRecordBytes = 128;  // the largest record (attention_bf16) fits
   void (*forward)(const void* record) = nullptr;
   void (*backward)(const void* record) = nullptr;
   const char* op = "";  // the record's kName

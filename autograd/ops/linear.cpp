@@ -71,8 +71,6 @@ struct LinearBf16Record {
   }
 };
 
-uint16_t* as_bf16(float* floats) { return reinterpret_cast<uint16_t*>(floats); }
-
 }  // namespace
 
 Tensor linear(const OpContext& ctx, const Tensor& x, const Tensor& weight, const Tensor& bias) {

@@ -46,8 +46,10 @@ inline float* new_scratch(const OpContext& ctx, int64_t n, bool record) {
 inline float* new_backward_scratch(const OpContext& ctx, int64_t n) {
   return ctx.tape->new_buffer(*ctx.arena, n, BufferRole::BackwardScratch);
 }
-// Room in float buffers for n bf16 values (two to a float).
+// Room in float buffers for n bf16 values (two to a float), and such a
+// buffer seen as bf16 values.
 inline int64_t floats_for_bf16(int64_t n) { return (n + 1) / 2; }
+inline uint16_t* as_bf16(float* floats) { return reinterpret_cast<uint16_t*>(floats); }
 
 // Runs r's forward kernel, except on a tape that is only being planned
 // (Note [Tape modes]), and records r as the entry that made `out`, reading

@@ -99,11 +99,11 @@ Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, float 
     run_op(ctx,
            AttentionBf16Record{out.data, lse, probs, qkv.grad, out.grad, qkv.data, kept_qk, kept_v, wide, wide_back,
                                B, T, C, NH, p, seed},
-           record, out, {{&qkv}, /*backward reads only what it kept of qkv*/ 0b0, /*and its output*/ true});
+           record, out, EntryUses{&qkv}.saves(out));  // and what it kept of qkv
     return out;
   }
   run_op(ctx, AttentionRecord{out.data, lse, probs, qkv.grad, out.grad, qkv.data, B, T, C, NH, p, seed},
-         record, out, {{&qkv}, /*backward reads qkv*/ 0b1, /*and its output*/ true});
+         record, out, EntryUses{&qkv}.saves(qkv, out));
   return out;
 }
 

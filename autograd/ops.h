@@ -29,9 +29,15 @@
 //   2. autograd/ops/<op>.cpp (found by CMake's glob): a plain record whose
 //      forward() and backward() call the kernels (Note [Tape entries] in
 //      tape.h; kRecomputable if running it again beats keeping its output),
-//      and the op function, which takes its output from new_output and hands
-//      the record to run_op with the tensors it reads and which of them its
-//      backward reads (op_support.h): the memory planner needs nothing else;
+//      and the op function, which takes its output from new_output (and any
+//      saved buffer or scratch from new_saved, new_scratch,
+//      new_backward_scratch) and hands the record to run_op with what it
+//      reads and what its backward reads, by name (op_support.h):
+//        run_op(ctx, RMSNormRecord{...}, record, out, EntryUses{&x, &weight}.saves(x, weight));
+//      the memory planner needs nothing else. Never place one buffer inside
+//      another in the op: ask for the reuse by meaning (tape.h's Reuse) and
+//      let the planner decide (Note [Buffer reuse] in planner.h); the op
+//      must give the same bits whether it is granted or not;
 //   3. its declaration below;
 //   4. a gradient check in tests/autograd/test_ops_gradcheck.cpp tagged [<op>].
 // As a model option (nn/README.md): a row of Note [Model choices] in
@@ -59,15 +65,17 @@
 namespace autograd {
 
 // Note [Gradient over data]
-// An op may write its input's gradient over that input's data when it is the
-// input's one consumer and needs nothing of it in backward but what it wrote
-// there itself: cross_entropy writes the probabilities over the logits in
-// its forward and, in backward, their gradient over the probabilities, so
-// the largest activation of a step is held once. The planner then gives the
-// gradient no floats of its own (Note [Memory planner] in planner.h); on an
-// eager tape it has its own zeroed buffer, which the op adds into instead:
-// the same bits. The planner allows it only for an input whose one consumer
-// declared it (EntryUses::writes_input_grad_over_data).
+// An op that needs nothing of its input in backward but what it wrote there
+// itself may offer to write the input's gradient over the input's data:
+// cross_entropy writes the probabilities over the logits in its forward and,
+// in backward, their gradient over the probabilities, so the largest
+// activation of a step is held once. It only asks
+// (EntryUses::may_write_grad_over_data, Reuse::OverData); the planner grants
+// it where the op is the input's one consumer and nothing else reads the
+// data after (Note [Buffer reuse] in planner.h), and then gives the gradient
+// no floats of its own. Where it is refused, and on an eager tape, the
+// gradient has its own zeroed buffer, which the op adds into instead (the
+// kernel tells the two apart by the pointers): the same bits.
 
 // Each op records (when a tape is given and some input needs a gradient) so
 // that backward adds into the inputs' gradients; Note [No hidden modes].
@@ -146,7 +154,8 @@ Tensor dropout(const OpContext& ctx, const Tensor& x, float p, uint64_t seed);
 // std::move(logits)): their storage receives softmax(logits), which backward
 // needs, so the largest activation of a step is not held twice. Copy the
 // logits first if you need them afterwards. Backward writes their gradient
-// over the probabilities (Note [Gradient over data]).
+// over the probabilities where the planner grants it (Note [Gradient over
+// data]).
 Tensor cross_entropy(const OpContext& ctx, Tensor&& logits, const int32_t* targets,
                      float* losses = nullptr);
 

@@ -59,17 +59,19 @@ MemoryPlan plan_memory(const Tape& tape) {
   auto bwd = [n](int64_t i) { return 2 * (2 * n - 1 - i); };
   const int64_t backward_start = 2 * n - 1, end = 4 * n;
 
-  // Who reads each tensor: (entry, input slot).
-  struct Reader {
-    int32_t entry;
-    int slot;
-  };
-  std::vector<std::vector<Reader>> readers(tensors.size());
+  // Whose forward reads each tensor, in entry order.
+  std::vector<std::vector<int32_t>> readers(tensors.size());
   for (size_t e = 0; e < entries.size(); ++e)
-    for (int k = 0; k < 3; ++k)
-      if (entries[e].inputs[static_cast<size_t>(k)] >= 0)
-        readers[static_cast<size_t>(entries[e].inputs[static_cast<size_t>(k)])].push_back(
-            {static_cast<int32_t>(e), k});
+    for (int32_t t : entries[e].inputs)
+      if (t >= 0) readers[static_cast<size_t>(t)].push_back(static_cast<int32_t>(e));
+  // Whose backward reads each tensor's data (the entries that save it).
+  std::vector<std::vector<int32_t>> backward_readers(tensors.size());
+  for (size_t e = 0; e < entries.size(); ++e)
+    for (int32_t t : entries[e].saved)
+      if (t >= 0) backward_readers[static_cast<size_t>(t)].push_back(static_cast<int32_t>(e));
+  auto saves_own_output = [&](const TapeEntry& entry) {
+    return std::find(entry.saved.begin(), entry.saved.end(), entry.output) != entry.saved.end();
+  };
   for (const TapeBuffer& b : buffers) TG_CHECK(b.entry >= 0 && b.entry < n);  // every owner recorded
 
   MemoryPlan plan;
@@ -78,15 +80,14 @@ MemoryPlan plan_memory(const Tape& tape) {
   std::vector<int32_t> rerun_at(entries.size(), -1);  // the entry whose backward it precedes
   for (size_t e = 0; e < entries.size(); ++e) {
     const TapeEntry& entry = entries[e];
-    if (!entry.recomputable || entry.backward_reads_output) continue;
+    if (!entry.recomputable || saves_own_output(entry)) continue;
     bool inputs_kept = true;
     for (int32_t in : entry.inputs)
       if (in >= 0 && plan.recomputed[static_cast<size_t>(tensors[static_cast<size_t>(in)].producer)])
         inputs_kept = false;
-    int32_t latest_backward_reader = -1;
-    for (const Reader& r : readers[static_cast<size_t>(entry.output)])
-      if (entries[static_cast<size_t>(r.entry)].backward_reads_inputs & (1u << r.slot))
-        latest_backward_reader = std::max(latest_backward_reader, r.entry);
+    int32_t latest_backward_reader = -1;  // a consumer: the entry itself does not save its output
+    for (int32_t r : backward_readers[static_cast<size_t>(entry.output)])
+      latest_backward_reader = std::max(latest_backward_reader, r);
     if (inputs_kept && latest_backward_reader >= 0) {
       plan.recomputed[e] = true;
       rerun_at[e] = latest_backward_reader;
@@ -94,7 +95,10 @@ MemoryPlan plan_memory(const Tape& tape) {
   }
 
   std::vector<Life> life(buffers.size());
-  std::vector<int32_t> alias(buffers.size(), -1);  // a gradient over its tensor's data
+  // Granted reuse (Note [Buffer reuse]): the buffer whose floats each lies
+  // in, and how far into them.
+  std::vector<int32_t> alias(buffers.size(), -1);
+  std::vector<int64_t> alias_at(buffers.size(), 0);
   std::vector<std::vector<int32_t>> zero(entries.size() + 1);
   for (size_t t = 0; t < tensors.size(); ++t) {
     const TapeTensor& tensor = tensors[t];
@@ -104,26 +108,30 @@ MemoryPlan plan_memory(const Tape& tape) {
     life[d].use(fwd(p));
     if (readers[t].empty()) life[d].use(end);  // the caller reads it (the loss)
     int32_t last_reader = -1;
-    bool over_data = false;
-    for (const Reader& r : readers[t]) {
-      const TapeEntry& reader = entries[static_cast<size_t>(r.entry)];
-      last_reader = std::max(last_reader, r.entry);
-      life[d].use(fwd(r.entry));
-      if (reader.backward_reads_inputs & (1u << r.slot)) {
-        if (recomputed) life[d].use2(bwd(r.entry));
-        else life[d].use(bwd(r.entry));
-      }
-      if (reader.writes_input_grad_over_data && r.slot == 0) over_data = true;
+    bool one_consumer = true;
+    for (int32_t r : readers[t]) {
+      one_consumer = one_consumer && (last_reader < 0 || r == last_reader);
+      last_reader = std::max(last_reader, r);
+      life[d].use(fwd(r));
     }
-    if (entries[static_cast<size_t>(p)].backward_reads_output) life[d].use(bwd(p));
+    // Of a recomputed tensor (whose producer does not save it), the
+    // backward readers read the rerun's data.
+    for (int32_t r : backward_readers[t]) {
+      if (recomputed) life[d].use2(bwd(r));
+      else life[d].use(bwd(r));
+    }
     if (recomputed) life[d].use2(bwd(rerun_at[static_cast<size_t>(p)]) - 1);
 
-    // The gradient: first written by its last reader's backward, read by its producer's.
+    // The gradient: first written by its last reader's backward, read by its
+    // producer's; over the data where that is granted (Note [Buffer reuse]).
+    const bool over_data = buffers[g].reuse == Reuse::OverData && last_reader >= 0 && one_consumer &&
+                           !saves_own_output(entries[static_cast<size_t>(p)]) && !recomputed;
     if (over_data) {
-      TG_CHECK(readers[t].size() == 1);  // the one consumer that writes it (Note [Gradient over data])
       alias[g] = static_cast<int32_t>(d);
       life[d].use(bwd(last_reader));
       life[d].use(bwd(p));
+      life[g].use(bwd(last_reader));
+      life[g].use(bwd(p));
     } else if (last_reader >= 0) {
       life[g].use(bwd(last_reader));
       life[g].use(bwd(p));
@@ -138,6 +146,17 @@ MemoryPlan plan_memory(const Tape& tape) {
     const TapeBuffer& buf = buffers[b];
     if (buf.role == BufferRole::BackwardScratch) {  // never rerun: only forwards are
       life[b].use(bwd(buf.entry));
+      if (buf.reuse == Reuse::OutputGradTail) {
+        // The tail its entry's backward freed, if the scratch fits there.
+        const auto host = static_cast<size_t>(
+            tensors[static_cast<size_t>(entries[static_cast<size_t>(buf.entry)].output)].grad);
+        const int64_t tail = (buffers[host].floats + 1) / 2;
+        if (buf.floats <= buffers[host].floats - tail) {
+          TG_CHECK(life[host].first <= life[b].first && life[b].last <= life[host].last);  // alive throughout
+          alias[b] = static_cast<int32_t>(host);
+          alias_at[b] = tail;
+        }
+      }
       continue;
     }
     if (buf.role != BufferRole::Saved && buf.role != BufferRole::Scratch) continue;
@@ -194,8 +213,13 @@ MemoryPlan plan_memory(const Tape& tape) {
     plan.total_floats = std::max(plan.total_floats, at + size);
     placed.push_back(b);
   }
+  // A buffer in another's floats, which may lie in a third's (a scratch in
+  // a gradient over its data).
+  auto offset_of = [&](size_t b, const auto& self) -> int64_t {
+    return alias[b] < 0 ? plan.offset[b] : self(static_cast<size_t>(alias[b]), self) + alias_at[b];
+  };
   for (size_t b = 0; b < buffers.size(); ++b)
-    if (alias[b] >= 0) plan.offset[b] = plan.offset[static_cast<size_t>(alias[b])];
+    if (alias[b] >= 0) plan.offset[b] = offset_of(b, offset_of);
   plan.alias = alias;
 
   plan.first.resize(buffers.size());
@@ -203,7 +227,7 @@ MemoryPlan plan_memory(const Tape& tape) {
   plan.first2.resize(buffers.size());
   plan.last2.resize(buffers.size());
   for (size_t b = 0; b < buffers.size(); ++b) {
-    const Life& l = life[alias[b] >= 0 ? static_cast<size_t>(alias[b]) : b];
+    const Life& l = life[b];
     plan.first[b] = l.first, plan.last[b] = l.last, plan.first2[b] = l.first2, plan.last2[b] = l.last2;
   }
   return plan;

@@ -20,8 +20,8 @@ namespace autograd {
 // planner does: the largest buffers are placed first, each at the lowest
 // offset free for its whole life).
 //   - A tensor's data lives from its producer's forward to its last reader:
-//     a consumer's forward, or the backward of an entry that reads it (the
-//     consumer's, when the entry says so; the producer's, for an op whose
+//     a consumer's forward, or the backward of an entry that saves it (Note
+//     [Tape entries]: a consumer, or the producer itself for an op whose
 //     backward reads its own output). Data nobody reads (the loss) lives to
 //     the end, for the caller.
 //   - A gradient lives from its first write, the backward of its
@@ -29,8 +29,10 @@ namespace autograd {
 //     is zeroed just before that first write, so it accumulates from zero as
 //     a fresh buffer would (same bits). A gradient nobody writes (the loss's)
 //     is zeroed before backward starts and then seeded.
-//   - A gradient written over its tensor's data (Note [Gradient over data]
-//     in ops.h) has no floats of its own: its uses extend the data's life.
+//   - A buffer whose reuse is granted (Note [Buffer reuse]) has no floats
+//     of its own: a gradient written over its tensor's data extends the
+//     data's life; a backward scratch in the tail of its entry's output
+//     gradient lies within that gradient's life.
 //   - Saved buffers live from their entry's forward to its backward; scratch
 //     buffers only through its forward; backward scratch only through its
 //     backward.
@@ -40,13 +42,33 @@ namespace autograd {
 //     twice, through its forward readers and from the rerun to its last
 //     backward reader, and the floats in between serve other buffers. The
 //     rerun writes its saved buffers again with the same bits.
+// Note [Buffer reuse]
+// Besides sharing floats between buffers whose lives do not overlap, the
+// planner lets a buffer lie in the floats of one that is still alive where
+// the op that owns them asked for it by meaning (tape.h's Reuse) and the
+// graph makes it safe. The op never says where anything goes and gives the
+// same bits either way; the decision and its checks are here alone, and
+// tests/autograd/test_planner.cpp holds one test per policy.
+//   - Reuse::OverData, a gradient over its tensor's data (Note [Gradient
+//     over data] in ops.h): granted when the tensor has one consumer (the
+//     one that asked), its producer's backward does not read the data, and
+//     the data is not recomputed; then the data's floats hold the gradient
+//     from that consumer's backward to the producer's. Otherwise the
+//     gradient has floats of its own, zeroed, and the op adds into them.
+//   - Reuse::OutputGradTail, a backward scratch in the second half of its
+//     entry's output gradient, floats [ceil(n/2), n) of n, which that
+//     backward has freed by rounding the gradient to bf16 over the first
+//     half (Note [bf16 linear] in ops/linear.cpp): granted when it fits
+//     there. The gradient is alive through its producer's backward, the
+//     scratch's one use.
+// An eager tape grants nothing: every buffer has floats of its own.
 struct MemoryPlan {
   int64_t total_floats = 0;        // the arena block a planned step needs
   int64_t entries = 0;             // the tape planned: its entries and
   std::vector<int64_t> floats;     //   each buffer's size, which a planned
   std::vector<int64_t> offset;     //   step checks; offset: in the block
-  std::vector<int32_t> alias;      // per buffer: the buffer it lies over (a
-                                   //   gradient over its data), or -1
+  std::vector<int32_t> alias;      // per buffer: the buffer whose floats it
+                                   //   lies in (Note [Buffer reuse]), or -1
   std::vector<bool> recomputed;    // per entry: its output is recomputed
   // Before the backward of entry i: rerun the forwards of
   // rerun[rerun_begin[i] .. rerun_begin[i+1]) and zero the buffers
@@ -57,7 +79,8 @@ struct MemoryPlan {
   // Each buffer's life as positions in the step's order (forward of entry i
   // at 2i, its backward at 2(2n-1-i), "just before a backward" at odd
   // positions); the second range is empty (first > last) unless the buffer
-  // is recomputed. For the tape dump and the planner's tests.
+  // is recomputed. A buffer lying in another (alias) has its own life here.
+  // For the tape dump and the planner's tests.
   std::vector<int64_t> first, last, first2, last2;
 
   // The floats every buffer would take with floats of its own (each

@@ -2,6 +2,7 @@
 // modes]) and Tape::backward, one reverse loop over the entries.
 #include "autograd/tape.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "autograd/arena.h"
@@ -89,9 +90,13 @@ void Tape::new_tensor(Arena& arena, Tensor& out) {
   out.id = tid;
 }
 
-float* Tape::new_buffer(Arena& arena, int64_t floats, BufferRole role) {
+float* Tape::new_buffer(Arena& arena, int64_t floats, BufferRole role, Reuse reuse) {
   TG_CHECK(role == BufferRole::Saved || role == BufferRole::Scratch || role == BufferRole::BackwardScratch);
-  buffers_.push_back({floats, role, -1, static_cast<int32_t>(entries_.size())});
+  const auto entry = static_cast<int32_t>(entries_.size());
+  // The tail of the entry's output gradient: that output is made first.
+  TG_CHECK(reuse == Reuse::None || (reuse == Reuse::OutputGradTail && role == BufferRole::BackwardScratch &&
+                                    !tensors_.empty() && tensors_.back().producer == entry));
+  buffers_.push_back({floats, role, -1, entry, reuse});
   return place(arena, floats, false);
 }
 
@@ -100,16 +105,25 @@ TapeEntry& Tape::push_entry(const Tensor& out, const EntryUses& uses) {
   TG_CHECK(out.id >= 0 && static_cast<size_t>(out.id) < tensors_.size() &&
            tensors_[static_cast<size_t>(out.id)].producer == index);
   TapeEntry& e = entries_.emplace_back();
-  for (size_t i = 0; i < uses.inputs.size(); ++i) {
-    const Tensor* in = uses.inputs[i];
-    const int32_t id = in ? in->id : -1;
+  auto id_of = [this](const Tensor* t) {
+    const int32_t id = t ? t->id : -1;
     TG_CHECK(id < 0 || static_cast<size_t>(id) < tensors_.size());
-    e.inputs[i] = id;
-  }
+    return id;
+  };
+  auto read_by_forward = [&e, &out](int32_t id) {
+    return id == out.id || std::find(e.inputs.begin(), e.inputs.end(), id) != e.inputs.end();
+  };
+  for (size_t i = 0; i < uses.inputs.size(); ++i) e.inputs[i] = id_of(uses.inputs[i]);
   e.output = out.id;
-  e.backward_reads_inputs = uses.backward_reads_inputs;
-  e.backward_reads_output = uses.backward_reads_output;
-  e.writes_input_grad_over_data = uses.writes_input_grad_over_data;
+  // Backward reads what forward read or made.
+  for (size_t i = 0; i < uses.saved.size(); ++i) {
+    e.saved[i] = id_of(uses.saved[i]);
+    TG_CHECK(e.saved[i] < 0 || read_by_forward(e.saved[i]));
+  }
+  if (const int32_t id = id_of(uses.grad_over_data); id >= 0) {
+    TG_CHECK(id != out.id && read_by_forward(id));  // an input's gradient
+    buffers_[static_cast<size_t>(tensors_[static_cast<size_t>(id)].grad)].reuse = Reuse::OverData;
+  }
   return e;
 }
 

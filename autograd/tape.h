@@ -30,19 +30,39 @@ struct MemoryPlan;
 //   void backward() const;  // adds into the inputs' gradients
 // and, for an op that is cheaper to run again than to keep (LayerNorm, GELU),
 //   static constexpr bool kRecomputable = true;
-// The entry keeps a copy of the record next to plain data the planner reads:
-// the ids of the tensors the op read and made, and which of their data its
-// backward reads. The buffers an op asks the tape for (its output's data and
-// gradient, what it saves for backward, forward-only scratch) are numbered in
-// the order they are asked for, and each names its tensor or entry; so a
+// Beside the record the op declares, by naming tensors (EntryUses below),
+// the tensors its forward read and those whose data its backward reads (its
+// saved tensors: some of its inputs, or its own output):
+//   EntryUses{&x, &weight, &bias}.saves(x, weight)
+// The entry keeps a copy of the record next to the ids the tape derives from
+// that: plain data the planner reads. The buffers an op asks the tape for
+// (its output's data and gradient, what it saves for backward, scratch) are
+// numbered in the order they are asked for, and each names its tensor or
+// entry, and any floats it may share with a buffer still alive (Reuse); so a
 // planner can tell, from the tape alone, when each buffer is first written
-// and last read, in forward and backward order.
+// and last read, in forward and backward order, and where it may lie.
 enum class BufferRole : uint8_t {
   Data,     // a tensor's values
   Grad,     // a tensor's gradient
   Saved,    // written by an entry's forward, read by its backward (e.g. LayerNorm's mean)
   Scratch,  // used by an entry's forward alone
-  BackwardScratch,  // used by an entry's backward alone (e.g. a bf16 copy of its output's gradient)
+  BackwardScratch,  // used by an entry's backward alone (e.g. a bf16 copy of its input)
+};
+
+// Floats a buffer may share with another buffer while both are alive, as an
+// op asks for them by meaning; the planner grants the request where it is
+// safe and else gives the buffer floats of its own (Note [Buffer reuse] in
+// planner.h). An eager tape grants none, so an op must give the same bits
+// either way.
+enum class Reuse : uint8_t {
+  None,
+  // A Grad: written over its tensor's data by the backward of the tensor's
+  // one consumer, which asked (EntryUses::may_write_grad_over_data).
+  OverData,
+  // A BackwardScratch: in the second half of its entry's output gradient,
+  // which that backward first rounds to bf16 over the first half and then
+  // reads only there (Note [bf16 linear] in ops/linear.cpp).
+  OutputGradTail,
 };
 
 struct TapeBuffer {
@@ -50,6 +70,7 @@ struct TapeBuffer {
   BufferRole role = BufferRole::Data;
   int32_t tensor = -1;  // Data, Grad: whose
   int32_t entry = -1;   // the entry that made it (for Saved and Scratch: its owner)
+  Reuse reuse = Reuse::None;  // asked for; plan.alias says whether granted
 };
 
 struct TapeTensor {
@@ -61,18 +82,15 @@ struct TapeTensor {
 };
 
 struct TapeEntry {
-  static constexpr size_t kRecordBytes = 120;  // the largest record (attention_bf16) fits
+  static constexpr size_t kRecordBytes = 128;  // the largest record (attention_bf16) fits
   void (*forward)(const void* record) = nullptr;
   void (*backward)(const void* record) = nullptr;
   const char* op = "";  // the record's kName
   std::array<int32_t, 3> inputs{{-1, -1, -1}};  // tensor ids the forward read; -1: none, or untaped
   int32_t output = -1;                          // the tensor it made
-  uint8_t backward_reads_inputs = 0;            // bit i: backward reads inputs[i]'s data
-  bool backward_reads_output = false;           // backward reads the output's data
+  std::array<int32_t, 3> saved{{-1, -1, -1}};   // tensor ids whose data backward reads: inputs or
+                                                //   the output; -1: none, or untaped
   bool recomputable = false;                    // the record's kRecomputable
-  // Backward writes (not adds) inputs[0]'s gradient over inputs[0]'s data
-  // (cross_entropy, Note [Gradient over data] in ops.h).
-  bool writes_input_grad_over_data = false;
   alignas(std::max_align_t) unsigned char record[kRecordBytes];
 };
 
@@ -85,12 +103,30 @@ struct TapeBlock {
   size_t begin = 0, end = 0;
 };
 
-// What an op declares when it records, beside its record (Note [Tape entries]).
+// What an op declares when it records, beside its record (Note [Tape
+// entries]): the tensors its forward read, those whose data its backward
+// reads, and an input whose gradient its backward may write over that
+// input's data (Note [Gradient over data] in ops.h). Tensors are named, not
+// numbered: the tape reads their ids.
+//   EntryUses{&x, &weight, &bias}.saves(x, weight)
+//   EntryUses{&logits}.saves(logits).may_write_grad_over_data(logits)
 struct EntryUses {
   std::array<const Tensor*, 3> inputs{{nullptr, nullptr, nullptr}};
-  uint8_t backward_reads_inputs = 0;
-  bool backward_reads_output = false;
-  bool writes_input_grad_over_data = false;
+  std::array<const Tensor*, 3> saved{{nullptr, nullptr, nullptr}};
+  const Tensor* grad_over_data = nullptr;
+
+  explicit EntryUses(const Tensor* a = nullptr, const Tensor* b = nullptr, const Tensor* c = nullptr)
+      : inputs{{a, b, c}} {}
+  template <class... Tensors>
+  EntryUses& saves(const Tensors&... tensors) {
+    static_assert(sizeof...(Tensors) <= 3, "raise EntryUses::saved and TapeEntry::saved");
+    saved = {{&tensors...}};
+    return *this;
+  }
+  EntryUses& may_write_grad_over_data(const Tensor& input) {
+    grad_over_data = &input;
+    return *this;
+  }
 };
 
 // Note [Tape modes]
@@ -119,8 +155,9 @@ class Tape {
   // A new tensor of `shape` made by the next entry recorded: its data and
   // gradient buffers, as the mode places them. Sets out.data, out.grad, out.id.
   void new_tensor(Arena& arena, Tensor& out);
-  // A buffer owned by the next entry recorded (Saved, Scratch or BackwardScratch).
-  float* new_buffer(Arena& arena, int64_t floats, BufferRole role);
+  // A buffer owned by the next entry recorded (Saved, Scratch or
+  // BackwardScratch), with the reuse the op asks for (Reuse).
+  float* new_buffer(Arena& arena, int64_t floats, BufferRole role, Reuse reuse = Reuse::None);
 
   template <class Record>
   void record(const Record& r, const Tensor& out, const EntryUses& uses) {

@@ -31,7 +31,7 @@ Tensor add(const OpContext& ctx, const Tensor& a, const Tensor& b) {
   const bool record = records(ctx, a, b);
   Tensor out = new_output(ctx, a, a.shape[a.ndim - 1], record);
   run_op(ctx, AddRecord{out.data, a.grad, b.grad, out.grad, a.data, b.data, a.numel()}, record,
-         out, {{&a, &b}});
+         out, EntryUses{&a, &b});
   return out;
 }
 

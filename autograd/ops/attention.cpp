@@ -58,22 +58,22 @@ struct AttentionBf16Record {
   float* dqkv;
   const float* dout;
   const float* qkv;    // the float32 input, read by forward only
-  float* kept;         // saved: q and k [N,2C] in float32, then v [N,C] in bf16
+  float* kept_qk;      // saved: q and k [N,2C] in float32
+  uint16_t* kept_v;    // saved: v [N,C] in bf16
   float* wide;         // forward scratch: q, k and the rounded v, [N,3C]
   float* wide_back;    // backward scratch, the same again; null without a tape
   int64_t B, T, C, NH;
   float dropout_p;
   uint64_t seed;
 
-  uint16_t* kept_v() const { return reinterpret_cast<uint16_t*>(kept + B * T * 2 * C); }
   void forward() const {
-    kernels::keep_qkv_v_bf16(kept, kept_v(), wide, qkv, B * T, C);
+    kernels::keep_qkv_v_bf16(kept_qk, kept_v, wide, qkv, B * T, C);
     kernels::attention_flash_forward(out, lse, wide, B, T, C, NH, dropout_p, seed);
     if (probs) kernels::attention_flash_probs(probs, wide, lse, B, T, C, NH);
   }
   void backward() const {
     if (!dqkv) return;
-    kernels::widen_kept_qkv(wide_back, kept, kept_v(), B * T, C);
+    kernels::widen_kept_qkv(wide_back, kept_qk, kept_v, B * T, C);
     kernels::attention_flash_backward(dqkv, dout, out, wide_back, lse, B, T, C, NH, dropout_p, seed);
   }
 };
@@ -92,17 +92,18 @@ Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, float 
   float* lse = new_saved(ctx, B * NH * T, record);
   if (qkv.autocast_bf16) {
     const int64_t N = B * T, n = qkv.numel();
-    float* kept = new_saved(ctx, N * 2 * C + floats_for_bf16(N * C), record);
+    float* kept_qk = new_saved(ctx, N * 2 * C, record);
+    uint16_t* kept_v = as_bf16(new_saved(ctx, floats_for_bf16(N * C), record));
     float* wide = new_scratch(ctx, n, record);
     float* wide_back = record ? new_backward_scratch(ctx, n) : nullptr;
     run_op(ctx,
-           AttentionBf16Record{out.data, lse, probs, qkv.grad, out.grad, qkv.data, kept, wide, wide_back, B, T,
-                               C, NH, p, seed},
-           record, out, {{&qkv}, /*backward reads only what it kept of qkv*/ 0b0, /*and its output*/ true});
+           AttentionBf16Record{out.data, lse, probs, qkv.grad, out.grad, qkv.data, kept_qk, kept_v, wide, wide_back,
+                               B, T, C, NH, p, seed},
+           record, out, EntryUses{&qkv}.saves(out));  // and what it kept of qkv
     return out;
   }
   run_op(ctx, AttentionRecord{out.data, lse, probs, qkv.grad, out.grad, qkv.data, B, T, C, NH, p, seed},
-         record, out, {{&qkv}, /*backward reads qkv*/ 0b1, /*and its output*/ true});
+         record, out, EntryUses{&qkv}.saves(qkv, out));
   return out;
 }
 

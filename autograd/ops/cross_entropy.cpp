@@ -1,7 +1,8 @@
 // The loss op: the mean over rows of -log softmax(logits)[target]. The
 // softmax is written over the logits (ops.h says why; the signature says so),
-// and so is the logits' gradient (Note [Gradient over data]): this op is
-// their one consumer and writes it.
+// and the op lets the planner put the logits' gradient there too (Note
+// [Gradient over data]): it writes that gradient and reads nothing else of
+// the logits.
 // Gradient check: tests/autograd/test_ops_gradcheck.cpp [cross_entropy].
 #include "autograd/ops/op_support.h"
 
@@ -14,7 +15,7 @@ struct CrossEntropyRecord {
   float* loss;          // [1], the mean
   float* losses;        // [N], each row's
   float* probs;         // [N,V]: the logits' storage, overwritten by the forward
-  float* dlogits;       // may be probs itself: the gradient then replaces them
+  float* dlogits;       // may be probs itself (the planner's choice): the gradient then replaces them
   const int32_t* targets;
   const float* dloss;   // the mean loss's gradient, read when backward runs
   int64_t N, V;
@@ -38,14 +39,12 @@ struct CrossEntropyRecord {
 
 Tensor cross_entropy(const OpContext& ctx, Tensor&& logits, const int32_t* targets, float* losses) {
   const int64_t V = logits.shape[logits.ndim - 1], N = rows(logits);
-  // The logits' gradient may lie over their data here: this op writes it.
   const bool record = ctx.tape != nullptr && logits.needs_grad();
   if (!losses) losses = new_scratch(ctx, N, record);
   // The loss's gradient is its own: the tape's backward seeds it.
   Tensor out = new_output(ctx, tensor_view(nullptr, nullptr, {1}), 1, record);
   run_op(ctx, CrossEntropyRecord{out.data, losses, logits.data, logits.grad, targets, out.grad, N, V},
-         record, out, {{&logits}, /*backward reads the probabilities*/ 0b1, false,
-                       /*writes the logits' gradient over them*/ true});
+         record, out, EntryUses{&logits}.saves(logits).may_write_grad_over_data(logits));  // saves: the probabilities
   return out;
 }
 

@@ -28,7 +28,7 @@ Tensor dropout(const OpContext& ctx, const Tensor& x, float p, uint64_t seed) {
   const bool record = records(ctx, x);
   Tensor out = new_output(ctx, x, x.shape[x.ndim - 1], record);
   run_op(ctx, DropoutRecord{out.data, x.grad, out.grad, x.data, p, seed, x.numel()}, record, out,
-         {{&x}});
+         EntryUses{&x});
   return out;
 }
 

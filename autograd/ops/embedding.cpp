@@ -31,7 +31,7 @@ Tensor embedding(const OpContext& ctx, const int32_t* ids, int64_t B, int64_t T,
   const bool record = records(ctx, wte, wpe);
   Tensor out = new_output(ctx, tensor_view(nullptr, nullptr, {B, T, C}), C, record);
   run_op(ctx, EmbeddingRecord{out.data, wte.grad, wpe.grad, out.grad, ids, master_values(wte), master_values(wpe), B, T, C},
-         record, out, {{&wte, &wpe}});
+         record, out, EntryUses{&wte, &wpe});
   return out;
 }
 

@@ -28,7 +28,7 @@ Tensor gelu(const OpContext& ctx, const Tensor& x, kernels::GeluKind kind) {
   const bool record = records(ctx, x);
   Tensor out = new_output(ctx, x, x.shape[x.ndim - 1], record);
   run_op(ctx, GeluRecord{out.data, x.grad, out.grad, x.data, x.numel(), kind}, record, out,
-         {{&x}, /*backward reads x*/ 0b1});
+         EntryUses{&x}.saves(x));
   return out;
 }
 

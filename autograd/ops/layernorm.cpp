@@ -42,7 +42,7 @@ Tensor layernorm(const OpContext& ctx, const Tensor& x, const Tensor& weight, co
   run_op(ctx,
          LayerNormRecord{out.data, mean, rstd, x.grad, weight.grad, bias.grad, out.grad, x.data,
                          weight.data, bias.data, N, C},
-         record, out, {{&x, &weight, &bias}, /*backward reads x*/ 0b001});
+         record, out, EntryUses{&x, &weight, &bias}.saves(x, weight));
   return out;
 }
 

@@ -41,9 +41,11 @@ struct LinearRecord {
 // dout is rounded over itself (round_to_bf16_in_place): its producer's
 // backward is its last reader, so the largest buffer of a step, the
 // logits' gradient, gets no bf16 twin. The bias gradient sums dout in
-// float32 first. x's backward copy then goes in dout's second half, which
-// the rounding freed, when it fits (IC ≤ OC: every linear of a GPT but the
-// MLP's c_proj), so the lm_head's needs no scratch beside the logits.
+// float32 first. x's backward copy is backward scratch that asks the
+// planner for dout's second half, which the rounding freed (Reuse::
+// OutputGradTail, Note [Buffer reuse] in planner.h); it fits when IC ≤ OC
+// (every linear of a GPT but the MLP's c_proj), so the lm_head's needs no
+// floats beside the logits.
 struct LinearBf16Record {
   static constexpr const char* kName = "linear_bf16";
   float* out;
@@ -53,7 +55,7 @@ struct LinearBf16Record {
   float* dout;  // rounded to bf16 over itself in backward
   const float* x;
   uint16_t* x_bf16;       // forward scratch
-  uint16_t* x_bf16_back;  // backward scratch; null unless dweight, or IC ≤ OC
+  uint16_t* x_bf16_back;  // backward scratch, maybe in dout's second half; null without dweight
   const uint16_t* weight;
   const float* bias;  // may be null
   int64_t N, IC, OC;
@@ -62,16 +64,12 @@ struct LinearBf16Record {
   void backward() const {
     if (dbias) kernels::linear_backward(nullptr, nullptr, dbias, dout, nullptr, nullptr, N, IC, OC);
     if (!dx && !dweight) return;
+    // Frees dout's second half, where x's copy may lie (Note [bf16 linear]).
     uint16_t* dout_bf16 = kernels::round_to_bf16_in_place(dout, N * OC);
-    // x's copy goes in dout's second half, free once dout is rounded, where
-    // it fits (Note [bf16 linear]).
-    uint16_t* x_bf16 = x_bf16_back ? x_bf16_back : dout_bf16 + N * OC;
-    if (dweight) kernels::round_to_bf16(x_bf16, x, N * IC);
-    kernels::linear_backward_bf16(dx, dweight, dout_bf16, x_bf16, weight, N, IC, OC);
+    if (dweight) kernels::round_to_bf16(x_bf16_back, x, N * IC);
+    kernels::linear_backward_bf16(dx, dweight, dout_bf16, x_bf16_back, weight, N, IC, OC);
   }
 };
-
-uint16_t* as_bf16(float* floats) { return reinterpret_cast<uint16_t*>(floats); }
 
 }  // namespace
 
@@ -84,19 +82,20 @@ Tensor linear(const OpContext& ctx, const Tensor& x, const Tensor& weight, const
   if (weight.bf16) {
     out.autocast_bf16 = true;
     uint16_t* x_bf16 = as_bf16(new_scratch(ctx, floats_for_bf16(N * IC), record));
-    uint16_t* x_bf16_back = record && weight.needs_grad() && IC > OC
-                                ? as_bf16(new_backward_scratch(ctx, floats_for_bf16(N * IC)))
-                                : nullptr;
+    uint16_t* x_bf16_back =
+        record && weight.needs_grad()
+            ? as_bf16(new_backward_scratch(ctx, floats_for_bf16(N * IC), Reuse::OutputGradTail))
+            : nullptr;
     run_op(ctx,
            LinearBf16Record{out.data, x.grad, weight.grad, bias.grad, out.grad, x.data, x_bf16, x_bf16_back,
                             weight.bf16, bias.data, N, IC, OC},
-           record, out, {{&x, &weight, &bias}, /*backward reads x (to round it again)*/ 0b001});
+           record, out, EntryUses{&x, &weight, &bias}.saves(x, weight));  // x: to round it again
     return out;
   }
   run_op(ctx,
          LinearRecord{out.data, x.grad, weight.grad, bias.grad, out.grad, x.data, weight.data,
                       bias.data, N, IC, OC},
-         record, out, {{&x, &weight, &bias}, /*backward reads x*/ 0b001});
+         record, out, EntryUses{&x, &weight, &bias}.saves(x, weight));
   return out;
 }
 

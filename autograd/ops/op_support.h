@@ -9,10 +9,7 @@
 
 namespace autograd {
 
-// Whether an op records: a tape, and some input that needs a gradient. (A
-// planned tensor's gradient may share floats with its data when their lives
-// do not overlap; it lies over the data while both live only for
-// cross_entropy, which the planner checks: Note [Gradient over data].)
+// Whether an op records: a tape, and some input that needs a gradient.
 inline bool records(const OpContext& ctx, const Tensor& a, const Tensor& b = Tensor{},
                     const Tensor& c = Tensor{}) {
   return ctx.tape != nullptr && (a.needs_grad() || b.needs_grad() || c.needs_grad());
@@ -43,15 +40,19 @@ inline float* new_scratch(const OpContext& ctx, int64_t n, bool record) {
   return record ? ctx.tape->new_buffer(*ctx.arena, n, BufferRole::Scratch) : ctx.arena->alloc(n);
 }
 // n floats only the op's backward uses; only a recording op has a backward.
-inline float* new_backward_scratch(const OpContext& ctx, int64_t n) {
-  return ctx.tape->new_buffer(*ctx.arena, n, BufferRole::BackwardScratch);
+// `reuse` asks the planner for floats shared with a buffer still alive
+// (Note [Buffer reuse] in planner.h); it may or may not grant them.
+inline float* new_backward_scratch(const OpContext& ctx, int64_t n, Reuse reuse = Reuse::None) {
+  return ctx.tape->new_buffer(*ctx.arena, n, BufferRole::BackwardScratch, reuse);
 }
-// Room in float buffers for n bf16 values (two to a float).
+// Room in float buffers for n bf16 values (two to a float), and such a
+// buffer seen as bf16 values.
 inline int64_t floats_for_bf16(int64_t n) { return (n + 1) / 2; }
+inline uint16_t* as_bf16(float* floats) { return reinterpret_cast<uint16_t*>(floats); }
 
 // Runs r's forward kernel, except on a tape that is only being planned
-// (Note [Tape modes]), and records r as the entry that made `out`, reading
-// `uses.inputs`, when the op records.
+// (Note [Tape modes]), and records r as the entry that made `out` with what
+// it read and saves (`uses`, Note [Tape entries]), when the op records.
 template <class Record>
 void run_op(const OpContext& ctx, const Record& r, bool record, const Tensor& out,
             const EntryUses& uses) {

@@ -26,7 +26,7 @@ Tensor relu2(const OpContext& ctx, const Tensor& x) {
   const bool record = records(ctx, x);
   Tensor out = new_output(ctx, x, x.shape[x.ndim - 1], record);
   run_op(ctx, Relu2Record{out.data, x.grad, out.grad, x.data, x.numel()}, record, out,
-         {{&x}, /*backward reads x*/ 0b1});
+         EntryUses{&x}.saves(x));
   return out;
 }
 

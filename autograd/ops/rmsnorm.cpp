@@ -33,7 +33,7 @@ Tensor rmsnorm(const OpContext& ctx, const Tensor& x, const Tensor& weight) {
   Tensor out = new_output(ctx, x, C, record);
   float* rstd = new_saved(ctx, N, record);
   run_op(ctx, RMSNormRecord{out.data, rstd, x.grad, weight.grad, out.grad, x.data, weight.data, N, C},
-         record, out, {{&x, &weight}, /*backward reads x*/ 0b01});
+         record, out, EntryUses{&x, &weight}.saves(x, weight));
   return out;
 }
 

@@ -29,7 +29,7 @@ Tensor swiglu(const OpContext& ctx, const Tensor& x) {
   const bool record = records(ctx, x);
   Tensor out = new_output(ctx, x, H, record);
   run_op(ctx, SwigluRecord{out.data, x.grad, out.grad, x.data, N, H}, record, out,
-         {{&x}, /*backward reads x*/ 0b1});
+         EntryUses{&x}.saves(x));
   return out;
 }
 

@@ -76,8 +76,11 @@ TEST_CASE("round_to_bf16_in_place gives round_to_bf16's bits at every size and t
 
 TEST_CASE("the bf16 linear op: the kernels on once-rounded operands, float32 bias gradient", "[linear_bf16]") {
   if (!bf16_here()) return;
-  // Wider input than output, and not: x's backward copy goes in scratch in
-  // the first, in dout's freed second half in the others (Note [bf16 linear]).
+  // Wider input than output, and not: a planned step puts x's backward copy
+  // in scratch of its own in the first, in dout's freed second half in the
+  // others (Note [bf16 linear]; test_planner.cpp checks that placement). Here
+  // the tape is eager, so the copy has floats of its own: the op must give
+  // the same bits either way.
   const auto widths = GENERATE(std::make_pair<int64_t, int64_t>(97, 83), std::make_pair<int64_t, int64_t>(83, 97),
                                std::make_pair<int64_t, int64_t>(64, 64));
   const int64_t N = 37, IC = widths.first, OC = widths.second;

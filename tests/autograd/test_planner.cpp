@@ -3,12 +3,15 @@
 // share floats, its LayerNorm and GELU outputs are recomputed in backward and
 // the logits' gradient lies over the logits; and no two buffers alive at the
 // same time share a float. In bf16 too (Note [bf16 linear]): its linears
-// keep backward scratch and round each output gradient over itself.
+// round each output gradient over itself and keep x's backward copy in the
+// half that freed where it fits. Then one test per reuse policy (Note
+// [Buffer reuse]): granted where safe, refused elsewhere, never a clash.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "autograd/kernels/bf16.h"
@@ -18,7 +21,12 @@
 #include "support/no_skip.h"
 #include "support/plan_checks.h"
 
+using autograd::BufferRole;
+using autograd::EntryUses;
+using autograd::MemoryPlan;
 using autograd::OpContext;
+using autograd::Reuse;
+using autograd::Tape;
 using autograd::Tensor;
 
 namespace {
@@ -30,6 +38,52 @@ struct Leaf {
     return autograd::tensor_view(data.data(), grad.data(), shape);
   }
 };
+
+Leaf random_leaf(int64_t n, tg::Rng& rng) {
+  return Leaf{testing::to_float(testing::random_vector<double>(n, rng)), {}};
+}
+
+// Buffers lying in another's floats by the given reuse (Note [Buffer reuse]).
+int granted(const Tape& tape, const MemoryPlan& plan, Reuse reuse) {
+  int n = 0;
+  for (size_t b = 0; b < tape.buffers().size(); ++b) n += plan.alias[b] >= 0 && tape.buffers()[b].reuse == reuse;
+  return n;
+}
+
+// Runs `loss_of(ctx)` on an eager tape and on a plan of its own graph
+// (floats nobody wrote read as NaN, so a clobbered buffer spreads), checks
+// that no live buffers clash and that the loss and the leaves' gradients have
+// the same bits both ways, and hands the planned tape and plan to `inspect`.
+template <class LossOf, class Inspect>
+void check_planned_step(const LossOf& loss_of, const std::vector<Leaf*>& leaves, const Inspect& inspect) {
+  auto run = [&](bool planned) {
+    autograd::Arena arena;
+    Tape tape;
+    MemoryPlan plan;
+    std::vector<float> block;
+    if (planned) {
+      tape.begin_planning();
+      loss_of(OpContext(&arena, &tape));
+      plan = autograd::plan_memory(tape);
+      block.assign(static_cast<size_t>(plan.total_floats), std::nanf(""));
+      tape.clear();
+      tape.use_plan(plan, block.data());
+      CHECK(testing::clashing_buffer_pairs(tape, plan) == 0);
+    }
+    const Tensor loss = loss_of(OpContext(&arena, &tape));
+    tape.backward(loss);
+    if (planned) inspect(tape, plan);
+    std::vector<std::vector<float>> results{{loss.data[0]}};
+    for (const Leaf* l : leaves) results.push_back(l->grad);
+    return results;
+  };
+  const auto eager = run(false), planned = run(true);
+  for (size_t i = 0; i < eager.size(); ++i) {
+    INFO("result " << i << " (0: the loss, then each leaf's gradient)");
+    CHECK(std::any_of(eager[i].begin(), eager[i].end(), [](float v) { return v != 0.0f; }));
+    CHECK(std::memcmp(eager[i].data(), planned[i].data(), eager[i].size() * sizeof(float)) == 0);
+  }
+}
 
 }  // namespace
 
@@ -43,9 +97,7 @@ TEST_CASE("a planned step gives the bits of an eager one", "[planner]") {
   }
   const int64_t N = 6, C = 4, H = 8, V = 5;
   tg::Rng rng(11);
-  auto leaf = [&](int64_t n) {
-    return Leaf{testing::to_float(testing::random_vector<double>(n, rng)), {}};
-  };
+  auto leaf = [&](int64_t n) { return random_leaf(n, rng); };
   Leaf x = leaf(N * C), ln_w = leaf(C), w1 = leaf(H * C), b1 = leaf(H), w2 = leaf(C * H),
        head = leaf(V * C);
   std::vector<int32_t> targets(N);
@@ -102,6 +154,13 @@ TEST_CASE("a planned step gives the bits of an eager one", "[planner]") {
     int bf16_linears = 0;  // the weights' copies chose the bf16 op
     for (size_t e = 0; e < tape.size(); ++e) bf16_linears += std::strcmp(tape.op_name(e), "linear_bf16") == 0;
     CHECK(bf16_linears == (bf16 ? 3 : 0));
+    if (planned) {
+      // The logits' gradient over the logits; x's backward copy in dout's
+      // freed half for the two linears with IC ≤ OC (C→H and the head), not
+      // for H→C, where it does not fit.
+      CHECK(granted(tape, plan, Reuse::OverData) == 1);
+      CHECK(granted(tape, plan, Reuse::OutputGradTail) == (bf16 ? 2 : 0));
+    }
     return std::vector<std::vector<float>>{{loss.data[0]}, x.grad,  ln_w.grad, w1.grad,
                                            b1.grad,        w2.grad, head.grad};
   };
@@ -129,4 +188,97 @@ TEST_CASE("a planning pass runs no kernel", "[planner]") {
   CHECK(!tape.runs_kernels());
   CHECK(tape.tensors()[1].producer == 1);
   CHECK(tape.entries()[1].inputs[0] == 0);
+}
+
+TEST_CASE("Reuse::OverData: a gradient over its data where its one consumer asks and nothing reads the data after",
+          "[planner]") {
+  const int64_t B = 2, T = 3, C = 4, N = B * T;
+  tg::Rng rng(5);
+  Leaf x = random_leaf(N * C, rng), head = random_leaf(C * C, rng), wqkv = random_leaf(3 * C * C, rng);
+  std::vector<int32_t> targets(N);
+  for (int32_t& t : targets) t = static_cast<int32_t>(rng.below(C));
+  auto over_data = [](const Tape& tape, const MemoryPlan& plan) {
+    int n = 0;
+    for (const autograd::TapeTensor& t : tape.tensors()) n += plan.alias[static_cast<size_t>(t.grad)] == t.data;
+    return n;
+  };
+
+  SECTION("granted: the logits' one consumer writes their gradient over them") {
+    check_planned_step(
+        [&](const OpContext& ctx) {
+          Tensor logits = autograd::linear(ctx, x.view({N, C}), head.view({C, C}), Tensor{});
+          return autograd::cross_entropy(ctx, std::move(logits), targets.data());
+        },
+        {&x, &head},
+        [&](const Tape& tape, const MemoryPlan& plan) {
+          CHECK(over_data(tape, plan) == 1);
+          // And the check sees the loss laid over the logits, which live on.
+          MemoryPlan wrong = plan;
+          const autograd::TapeTensor &logits = tape.tensors()[0], &loss = tape.tensors()[1];
+          wrong.offset[static_cast<size_t>(loss.data)] = plan.offset[static_cast<size_t>(logits.data)];
+          CHECK(testing::clashing_buffer_pairs(tape, wrong) > 0);
+        });
+  }
+  SECTION("refused: another consumer reads the logits") {
+    check_planned_step(
+        [&](const OpContext& ctx) {
+          Tensor logits = autograd::linear(ctx, x.view({N, C}), head.view({C, C}), Tensor{});
+          autograd::gelu(ctx, logits);  // read before the loss overwrites them; its result unused
+          return autograd::cross_entropy(ctx, std::move(logits), targets.data());
+        },
+        {&x, &head}, [&](const Tape& tape, const MemoryPlan& plan) { CHECK(over_data(tape, plan) == 0); });
+  }
+  SECTION("refused: the producer's backward reads the data (attention reads its output)") {
+    check_planned_step(
+        [&](const OpContext& ctx) {
+          Tensor qkv = autograd::linear(ctx, x.view({B, T, C}), wqkv.view({3 * C, C}), Tensor{});
+          return autograd::cross_entropy(ctx, autograd::attention(ctx, qkv, 2), targets.data());
+        },
+        {&x, &wqkv}, [&](const Tape& tape, const MemoryPlan& plan) { CHECK(over_data(tape, plan) == 0); });
+  }
+}
+
+namespace {
+
+// An op of this test alone: no kernel, only buffers for the planner.
+struct NoKernelRecord {
+  static constexpr const char* kName = "no_kernel";
+  void forward() const {}
+  void backward() const {}
+};
+
+}  // namespace
+
+TEST_CASE("Reuse::OutputGradTail: a backward scratch in its output gradient's freed half where it fits",
+          "[planner]") {
+  autograd::Arena arena;
+  Tape tape;
+  tape.begin_planning();
+  // An entry reading `in`, making [out_floats] and asking for backward
+  // scratch in its output gradient's tail; returns (output, scratch's buffer).
+  auto op = [&](const Tensor* in, int64_t out_floats, int64_t scratch_floats) {
+    Tensor out = autograd::tensor_view(nullptr, nullptr, {out_floats});
+    tape.new_tensor(arena, out);
+    const auto scratch = static_cast<int32_t>(tape.buffers().size());
+    tape.new_buffer(arena, scratch_floats, BufferRole::BackwardScratch, Reuse::OutputGradTail);
+    tape.record(NoKernelRecord{}, out, in ? EntryUses{in}.saves(*in) : EntryUses{});
+    return std::make_pair(out, scratch);
+  };
+  const auto a = op(nullptr, 100, 50);  // the tail [50, 100): fits exactly
+  const auto b = op(&a.first, 101, 50);  // [51, 101): fits
+  const auto c = op(&b.first, 101, 51);  // one float too many: its own floats
+  op(&c.first, 64, 8);
+  const MemoryPlan plan = autograd::plan_memory(tape);
+  auto grad_of = [&](const Tensor& t) { return tape.tensors()[static_cast<size_t>(t.id)].grad; };
+  auto at = [&](int32_t buffer) { return plan.offset[static_cast<size_t>(buffer)]; };
+  CHECK(plan.alias[static_cast<size_t>(a.second)] == grad_of(a.first));
+  CHECK(at(a.second) == at(grad_of(a.first)) + 50);
+  CHECK(plan.alias[static_cast<size_t>(b.second)] == grad_of(b.first));
+  CHECK(at(b.second) == at(grad_of(b.first)) + 51);
+  CHECK(plan.alias[static_cast<size_t>(c.second)] == -1);
+  CHECK(testing::clashing_buffer_pairs(tape, plan) == 0);
+  // And the check sees a scratch laid over the half its backward still reads.
+  MemoryPlan wrong = plan;
+  wrong.offset[static_cast<size_t>(a.second)] = at(grad_of(a.first));
+  CHECK(testing::clashing_buffer_pairs(tape, wrong) > 0);
 }

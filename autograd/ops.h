@@ -7,6 +7,8 @@
 //                library; knows nothing of the tape) and reference.cpp, the
 //                naive double-precision oracle used by tests
 //   tensor.h     Tensor: a non-owning view (data, grad, shape)
+//   precision.h  RunPrecision: the run's precision, which every op reads
+//                from its context (Note [Run precision])
 //   buffer.h     FloatBuffer: owned, aligned float storage
 //   arena.h      Arena: one step's activations, reset each step
 //   tape.h       Tape: op entries in execution order, one reverse loop
@@ -59,6 +61,7 @@
 
 #include "autograd/arena.h"
 #include "autograd/kernels/kernels.h"
+#include "autograd/precision.h"
 #include "autograd/tape.h"
 #include "autograd/tensor.h"
 
@@ -81,12 +84,15 @@ namespace autograd {
 // that backward adds into the inputs' gradients; Note [No hidden modes].
 // Where the output, its gradient and anything saved live is the tape's
 // business (Note [Tape modes] in tape.h): the call site never says.
+// The run's precision comes in the context too (Note [Run precision]):
+// float32 unless the caller passes another.
 struct OpContext {
   Arena* arena = nullptr;  // untaped outputs; taped ones on an eager tape
   Tape* tape = nullptr;    // null: inference, nothing is recorded
+  RunPrecision precision;
 
   OpContext() = default;
-  OpContext(Arena* a, Tape* t) : arena(a), tape(t) {}
+  OpContext(Arena* a, Tape* t, const RunPrecision& p = RunPrecision{}) : arena(a), tape(t), precision(p) {}
 };
 
 // Marks the entries recorded during its life as one part of one block of

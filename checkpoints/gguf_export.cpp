@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "autograd/base/check.h"
+#include "autograd/kernels/kernels.h"
 #include "checkpoints/byte_level_vocab.h"
 #include "checkpoints/export_family.h"
 

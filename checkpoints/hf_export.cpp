@@ -8,6 +8,7 @@
 #include "autograd/base/atomic_file.h"
 #include "autograd/base/check.h"
 #include "autograd/base/errors.h"
+#include "autograd/kernels/kernels.h"
 #include "checkpoints/byte_level_vocab.h"
 #include "checkpoints/export_family.h"
 #include "checkpoints/safetensors_write.h"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "autograd/kernels/kernels.h"
+#include "autograd/kernels/gelu_kind.h"
 
 namespace nn {
 

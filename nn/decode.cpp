@@ -12,10 +12,12 @@ namespace nn {
 namespace {
 
 // out[OC] = W·in + b for one row, W [OC, IC]: the sizes are the weight's.
-// With bf16 operands when the weight has a bf16 copy, as the linear op
-// (Note [bf16 linear]): `in` is rounded into in_bf16 first.
-void linear_row(float* out, const float* in, const Tensor& w, const Tensor& b, uint16_t* in_bf16) {
-  if (w.bf16) kernels::linear_forward_bf16_rounding(out, in, in_bf16, w.bf16, b.data, 1, w.size(1), w.size(0));
+// With bf16 operands in a bf16 run, as the linear op (Note [bf16 linear]):
+// `in` is rounded into in_bf16 first.
+void linear_row(const autograd::RunPrecision& precision, float* out, const float* in, const Tensor& w,
+                const Tensor& b, uint16_t* in_bf16) {
+  if (const uint16_t* w_bf16 = precision.bf16_copy(w))
+    kernels::linear_forward_bf16_rounding(out, in, in_bf16, w_bf16, b.data, 1, w.size(1), w.size(0));
   else kernels::linear_forward(out, in, w.data, b.data, 1, w.size(1), w.size(0));
 }
 
@@ -80,38 +82,39 @@ const float* Decoder::forward_position(int32_t token, int64_t pos) {
   float* act = c.mlp == MlpKind::Gelu ? fc : fc + up;
 
   // RoPE adds nothing to the embedding: it rotates q and k in every block.
-  kernels::embedding_forward(x, &token, autograd::master_values(model_.wte),
-                            autograd::master_values(model_.wpe).from(pos * C), 1, 1, C);
+  const autograd::RunPrecision precision = run_precision(model_.store);  // Note [Run precision]
+  kernels::embedding_forward(x, &token, precision.values(model_.wte), precision.values(model_.wpe).from(pos * C),
+                             1, 1, C);
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const BlockWeights& b = model_.blocks[static_cast<size_t>(l)];
     float* k_cache = k_cache_.data() + l * T * C;
     float* v_cache = v_cache_.data() + l * T * C;
     // x = x + c_proj(attention(c_attn(ln_1(x)))) with this position's k, v cached
     norm_row(c.norm, h, mean, rstd, x, b.ln_1_weight, b.ln_1_bias, C);
-    linear_row(qkv_.data(), h, b.c_attn_weight, b.c_attn_bias, row_bf16_.data());
+    linear_row(precision, qkv_.data(), h, b.c_attn_weight, b.c_attn_bias, row_bf16_.data());
     // q and k rotated to this position before k enters the cache (in place).
     if (rope) kernels::rope_forward(qkv_.data(), qkv_.data(), 1, 1, C, c.n_head, pos);
     // v rounded to bf16, as the attention op rounds it (Note [bf16 attention inputs]).
-    if (b.c_attn_weight.bf16) kernels::round_through_bf16(qkv_.data() + 2 * C, C);
+    if (precision.bf16) kernels::round_through_bf16(qkv_.data() + 2 * C, C);
     std::memcpy(k_cache + pos * C, qkv_.data() + C, static_cast<size_t>(C) * sizeof(float));
     std::memcpy(v_cache + pos * C, qkv_.data() + 2 * C, static_cast<size_t>(C) * sizeof(float));
     kernels::attention_decode(att_.data(), scratch_.data(), qkv_.data(), k_cache, v_cache,
                               pos + 1, C, c.n_head);
-    linear_row(h, att_.data(), b.attn_proj_weight, b.attn_proj_bias, row_bf16_.data());
+    linear_row(precision, h, att_.data(), b.attn_proj_weight, b.attn_proj_bias, row_bf16_.data());
     kernels::accumulate(x, h, C);
     // x = x + c_proj(act(c_fc(ln_2(x))))
     norm_row(c.norm, h, mean, rstd, x, b.ln_2_weight, b.ln_2_bias, C);
-    linear_row(fc, h, b.c_fc_weight, b.c_fc_bias, row_bf16_.data());
+    linear_row(precision, fc, h, b.c_fc_weight, b.c_fc_bias, row_bf16_.data());
     switch (c.mlp) {
       case MlpKind::Gelu: kernels::gelu_forward(fc, fc, H, c.gelu); break;  // elementwise: in place is safe
       case MlpKind::Relu2: kernels::relu2_forward(act, fc, H); break;
       case MlpKind::Swiglu: kernels::swiglu_forward(act, fc, 1, H); break;  // fc [2H] = [gate | value]
     }
-    linear_row(h, act, b.mlp_proj_weight, b.mlp_proj_bias, row_bf16_.data());
+    linear_row(precision, h, act, b.mlp_proj_weight, b.mlp_proj_bias, row_bf16_.data());
     kernels::accumulate(x, h, C);
   }
   norm_row(c.norm, h, mean, rstd, x, model_.ln_f_weight, model_.ln_f_bias, C);
-  linear_row(logits_.data(), h, model_.lm_head, Tensor{}, row_bf16_.data());
+  linear_row(precision, logits_.data(), h, model_.lm_head, Tensor{}, row_bf16_.data());
   return logits_.data();
 }
 

@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "autograd/base/check.h"
-#include "autograd/kernels/bf16.h"
 #include "autograd/planner.h"
 
 namespace nn {
@@ -14,14 +13,10 @@ using autograd::OpContext;
 
 namespace {
 
+// Its place in the store, split or not (Note [Run precision]).
 Tensor view_of(ParameterStore& store, const ParamInfo& p) {
   Tensor t;
-  if (store.split && p.offset < store.n_decay) {
-    t.bf16 = store.master_hi() + p.offset;
-    t.master_lo = store.master_lo() + p.offset;
-  } else {
-    t.data = store.params.data() + p.offset;
-  }
+  t.data = store.params.data() + p.offset;
   t.grad = store.grads.data() + p.offset;
   for (int64_t d : p.shape) t.shape[t.ndim++] = d;
   return t;
@@ -85,27 +80,6 @@ void gpt_bind_views(GPT& m) {
   if (c.tied) m.lm_head = m.wte;
 }
 
-const char* precision_name(Precision p) { return p == Precision::Bf16 ? "bf16" : "fp32"; }
-
-void gpt_set_precision(GPT& m, Precision precision) {
-  m.precision = precision;
-  if (precision == Precision::Bf16) {
-    TG_CHECK(kernels::bf16_matmul_available());
-    split_masters(m.store);
-  } else {
-    join_masters(m.store);
-  }
-  gpt_bind_views(m);
-}
-
-JoinedMasters::JoinedMasters(GPT& model) : model_(model), was_split_(model.store.split) {
-  join_masters(model_.store);
-}
-
-JoinedMasters::~JoinedMasters() {
-  if (was_split_) split_masters(model_.store);
-}
-
 GPT gpt_create(const GPTConfig& config) { return gpt_create(config, parameter_store_create(config)); }
 
 GPT gpt_create(const GPTConfig& config, ParameterStore store) {
@@ -147,6 +121,7 @@ Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64
                    uint64_t dropout_seed, float* attention_probs) {
   const GPTConfig& c = m.config;
   TG_CHECK(T >= 1 && T <= c.block_size);
+  TG_CHECK(ctx.precision == run_precision(m.store));  // the run's precision is its store's
   const float p = c.dropout;
   uint64_t site = dropout_seed;  // each dropout site draws its own seed
   auto next_seed = [&site]() { return tg::splitmix64(site); };
@@ -197,7 +172,7 @@ void gpt_record_step(autograd::Tape& tape, const GPT& model, int64_t B, int64_t 
   autograd::Arena arena;
   tape.begin_planning();
   const int32_t no_tokens[1] = {0};
-  gpt_loss(OpContext{&arena, &tape}, model, no_tokens, no_tokens, B, T, 0);
+  gpt_loss(OpContext{&arena, &tape, run_precision(model.store)}, model, no_tokens, no_tokens, B, T, 0);
 }
 
 autograd::MemoryPlan gpt_training_plan(const GPT& model, int64_t B, int64_t T) {

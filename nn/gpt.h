@@ -35,16 +35,8 @@ struct BlockWeights {
   Tensor mlp_proj_weight, mlp_proj_bias;    // mlp.c_proj [C, 4C]
 };
 
-// The precision of the model's matmuls (Note [bf16 linear] in
-// autograd/ops/linear.cpp) and of attention's v (Note [bf16 attention
-// inputs] in autograd/ops/attention.cpp); everything else is float32 either
-// way.
-enum class Precision { Fp32, Bf16 };
-const char* precision_name(Precision p);  // "fp32", "bf16"
-
 struct GPT {
   GPTConfig config;
-  Precision precision = Precision::Fp32;  // set by gpt_set_precision
   ParameterStore store;
   autograd::FloatBuffer sinusoid;  // [block_size, C], only for sinusoidal positions
   Tensor wte;                      // [V, C]
@@ -58,27 +50,6 @@ struct GPT {
 
 // A model with all parameters zero (load a checkpoint or call gpt_init).
 // The config must already be valid (config_error(config) == "").
-// Bf16 splits the 2-D tensors' float32 masters in place into their bf16
-// copies and low halves (Note [Split master weights] in
-// autograd/kernels/split_master.h), Fp32 joins them back, and the views are
-// bound again: every linear op then runs in that precision. Bf16 needs
-// kernels::bf16_matmul_available(). Load a checkpoint before, not after.
-void gpt_set_precision(GPT& model, Precision precision);
-// The float32 masters of a bf16 model, joined back for the life of this
-// object (a save reads them as float32), and split again after. Meanwhile
-// only store.params may be read: the views are stale.
-class JoinedMasters {
- public:
-  explicit JoinedMasters(GPT& model);
-  ~JoinedMasters();
-  JoinedMasters(const JoinedMasters&) = delete;
-  JoinedMasters& operator=(const JoinedMasters&) = delete;
-
- private:
-  GPT& model_;
-  bool was_split_;
-};
-
 GPT gpt_create(const GPTConfig& config);
 // The same over an existing store (a loaded checkpoint's), which must come
 // from parameter_store_create(config) with its training buffers: no second
@@ -105,7 +76,9 @@ struct InitOptions {
 // so zeroing the projections leaves every other tensor as it was.
 void gpt_init(GPT& model, uint64_t seed, const InitOptions& options = {});
 
-// logits[B,T,V] for ids[B,T] (T ≤ block_size). With a tape in ctx every op is
+// logits[B,T,V] for ids[B,T] (T ≤ block_size). ctx carries the run's
+// precision, the store's (run_precision(model.store)), which the ops read
+// (Note [Run precision]). With a tape in ctx every op is
 // recorded and dropout (if configured) acts where nanoGPT's does — after the
 // embeddings, on the attention probabilities, on both residual branches —
 // with seeds drawn from dropout_seed; without one this is plain inference.
@@ -124,7 +97,8 @@ Tensor gpt_loss(const autograd::OpContext& ctx, const GPT& model, const int32_t*
                 const int32_t* targets, int64_t B, int64_t T, uint64_t dropout_seed);
 
 // Records one taped gpt_loss of B×T tokens on `tape` in a planning pass
-// (Note [Tape modes]): the graph, with no kernel run.
+// (Note [Tape modes]): the graph, with no kernel run, in the precision of
+// the model's store (in another precision the ops keep other buffers).
 void gpt_record_step(autograd::Tape& tape, const GPT& model, int64_t B, int64_t T);
 
 // The memory plan of one taped gpt_loss of B×T tokens (autograd/planner.h),

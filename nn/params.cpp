@@ -135,6 +135,19 @@ void join_masters(ParameterStore& store) {
   store.split = false;
 }
 
+autograd::RunPrecision run_precision(const ParameterStore& store) {
+  if (!store.split) return autograd::RunPrecision{};
+  return autograd::RunPrecision{true, autograd::SplitMasters{store.params.data(), store.n_decay}};
+}
+
+JoinedMasters::JoinedMasters(ParameterStore& store) : store_(store), was_split_(store.split) {
+  join_masters(store_);
+}
+
+JoinedMasters::~JoinedMasters() {
+  if (was_split_) split_masters(store_);
+}
+
 ParameterStore parameter_store_create(const GPTConfig& config, bool training) {
   ParameterStore store;
   static_cast<ParamLayout&>(store) = param_layout(config);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "autograd/buffer.h"
+#include "autograd/precision.h"
 #include "nn/config.h"
 
 namespace nn {
@@ -86,11 +87,12 @@ ParamLayout param_layout(const GPTConfig& config);
 // The layout with its four flat buffers.
 struct ParameterStore : ParamLayout {
   autograd::FloatBuffer params, grads, m, v;
-  // In a bf16 run (nn::gpt_set_precision in gpt.h) the 2-D tensors' float32
-  // masters, params[0, n_decay), are split (Note [Split master weights] in
+  // In a bf16 run (train::set_precision) the 2-D tensors' float32 masters,
+  // params[0, n_decay), are split (Note [Split master weights] in
   // autograd/kernels/split_master.h): those bytes hold n_decay bf16 copies,
   // the `hi` plane the matmuls read, then the masters' n_decay low halves.
-  // The vectors after them stay float32.
+  // The vectors after them stay float32. The views keep pointing at their
+  // place (Note [Run precision] in autograd/precision.h).
   bool split = false;
   uint16_t* master_hi() { return reinterpret_cast<uint16_t*>(params.data()); }
   uint16_t* master_lo() { return master_hi() + n_decay; }
@@ -103,6 +105,25 @@ struct ParameterStore : ParamLayout {
 // joins them back (Note [Split master weights]); each does nothing if done.
 void split_masters(ParameterStore& store);
 void join_masters(ParameterStore& store);
+
+// The precision a forward over this store runs in, for its ops' context
+// (Note [Run precision]): bf16, with the split masters, when they are split;
+// float32 otherwise.
+autograd::RunPrecision run_precision(const ParameterStore& store);
+
+// The float32 masters of a split store, joined back for the life of this
+// object (a save reads them as float32), and split again after.
+class JoinedMasters {
+ public:
+  explicit JoinedMasters(ParameterStore& store);
+  ~JoinedMasters();
+  JoinedMasters(const JoinedMasters&) = delete;
+  JoinedMasters& operator=(const JoinedMasters&) = delete;
+
+ private:
+  ParameterStore& store_;
+  bool was_split_;
+};
 
 // Lays out the table for a config and allocates the four zeroed buffers, or
 // only `params` when !training (a converter needs no gradients or moments,

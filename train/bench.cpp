@@ -67,7 +67,7 @@ double measure_bandwidth() {
 // and its rebuilding of qkv for backward (Note [bf16 attention inputs]),
 // around the same float32 attention kernels (norms and the rest are float32
 // in both).
-std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, nn::Precision precision) {
+std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, train::Precision precision) {
   const int64_t T = c.block_size, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   const int64_t N = B * T;
   // Layer widths, linear layers and LayerNorms as the parameter table has them.
@@ -90,7 +90,7 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, nn::Pr
   std::vector<int32_t> ids(static_cast<size_t>(N));
   for (auto& id : ids) id = static_cast<int32_t>(rng.below(static_cast<uint64_t>(V)));
 
-  const bool bf16 = precision == nn::Precision::Bf16;
+  const bool bf16 = precision == train::Precision::Bf16;
   // bf16 copies for the bf16 replay: the weight, an input, an output gradient.
   std::vector<uint16_t> wb, xb, dyb, vb;
   if (bf16) {
@@ -203,7 +203,7 @@ BenchResult run_bench(const BenchOptions& o) {
 
   nn::GPT model = nn::gpt_create(c);
   nn::gpt_init(model, 1);
-  nn::gpt_set_precision(model, o.precision);
+  set_precision(model.store, o.precision);
   tg::Rng rng(2);
   UniformTokens batches(c.vocab_size, B * T);
   TrainStep step(model, StepShape{B, T, 1});
@@ -242,7 +242,7 @@ BenchResult run_bench(const BenchOptions& o) {
     sc.block_size = std::max(c.block_size, o.prompt_tokens + o.sample_tokens);
     nn::GPT smodel = nn::gpt_create(sc);
     nn::gpt_init(smodel, 3);
-    nn::gpt_set_precision(smodel, o.precision);
+    set_precision(smodel.store, o.precision);
     nn::Decoder dec(smodel);
     for (int64_t i = 0; i < o.prompt_tokens; ++i) dec.step(static_cast<int32_t>(i % c.vocab_size));
     const auto t0 = Clock::now();
@@ -253,7 +253,7 @@ BenchResult run_bench(const BenchOptions& o) {
     }
     r.sample_tokens_per_s = static_cast<double>(o.sample_tokens) / seconds(t0);
     // A bf16 run's matmuls read the weights' bf16 copies: two bytes each.
-    r.weight_bytes = static_cast<double>(smodel.num_parameters()) * (o.precision == nn::Precision::Bf16 ? 2.0 : 4.0);
+    r.weight_bytes = static_cast<double>(smodel.num_parameters()) * (o.precision == train::Precision::Bf16 ? 2.0 : 4.0);
     r.memory_bandwidth = measure_bandwidth();
   }
   return r;

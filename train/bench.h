@@ -10,6 +10,7 @@
 
 #include "nn/config.h"
 #include "nn/gpt.h"
+#include "train/precision.h"
 
 namespace train {
 
@@ -22,7 +23,7 @@ struct BenchOptions {
   int64_t sample_tokens = 64;  // 0 skips the sampling measurement
   bool profile = true;
   bool naive_attention = false;  // also time the naive T×T attention kernels against the blockwise ones
-  nn::Precision precision = nn::Precision::Fp32;  // of the step and the sampling (--precision)
+  train::Precision precision = train::Precision::Fp32;  // of the step and the sampling (--precision)
 };
 
 struct ProfileEntry {

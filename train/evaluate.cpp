@@ -79,7 +79,7 @@ EvalResult evaluate_tokens(const nn::GPT& model, const TokenSource& source,
       std::copy_n(inputs.data() + b * (len + 1), len, inputs.data() + b * len);
 
     arena.reset();
-    autograd::OpContext ctx{&arena, nullptr};
+    autograd::OpContext ctx{&arena, nullptr, nn::run_precision(model.store)};
     autograd::Tensor logits = nn::gpt_forward(ctx, model, inputs.data(), B, len);
     autograd::cross_entropy(ctx, std::move(logits), targets.data(), losses.data());
     for (int64_t b = 0; b < B; ++b) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "autograd/base/check.h"
 #include "autograd/base/errors.h"
 #include "autograd/kernels/bf16.h"
 #include "train/peak_flops.h"
@@ -47,7 +48,7 @@ PrecisionChoice decide_auto(const Bf16Backend& b, double speedup, const AutoShap
     c.reason = "auto: float32, since oneDNN would emulate bf16 here (it runs " + b.isa +
                ", without AVX512_BF16 or AMX-BF16: issue 22 measured about 0.2x float32's matmul speed so on an Intel Xeon)";
   } else if (speedup <= 0) {
-    c.precision = nn::Precision::Bf16;
+    c.precision = Precision::Bf16;
     c.reason = "auto: bf16, since oneDNN runs " + b.isa + " (native bf16" +
                std::string(shape ? "; not measured: ranks of an mpirun job decide on the ISA alone" : "") + ")";
   } else {
@@ -55,7 +56,7 @@ PrecisionChoice decide_auto(const Bf16Backend& b, double speedup, const AutoShap
     const std::string measured = "measured " + fixed2(speedup) + "x float32's matmul speed at this model's width" +
                                  (shape ? " (C " + std::to_string(shape->C) + ")" : std::string());
     if (speedup >= kAutoMinSpeedup) {
-      c.precision = nn::Precision::Bf16;
+      c.precision = Precision::Bf16;
       c.reason = "auto: bf16, since oneDNN runs " + b.isa + " (native bf16) and " + measured;
     } else {
       c.reason = "auto: float32, since oneDNN runs " + b.isa + " (native bf16) but " + measured + ", below " +
@@ -80,7 +81,7 @@ PrecisionChoice choose_precision(const std::string& requested, const std::string
   } else if (requested == "bf16") {
     if (!b.available) throw tg::UsageError("--precision bf16 needs oneDNN's bf16 matmul, but " + why_no_bf16(b) +
                                            "; use --precision fp32");
-    c.precision = nn::Precision::Bf16;
+    c.precision = Precision::Bf16;
     c.reason = b.native ? asked + "; oneDNN runs " + b.isa + " (native bf16)"
                         : asked + ", emulated: oneDNN runs " + b.isa +
                               " (no AVX512_BF16 or AMX-BF16), expect about 0.2x float32's matmul speed; " +
@@ -91,13 +92,13 @@ PrecisionChoice choose_precision(const std::string& requested, const std::string
   return c;
 }
 
-PrecisionChoice precision_for_checkpoint(const std::string& requested, nn::Precision trained) {
+PrecisionChoice precision_for_checkpoint(const std::string& requested, Precision trained) {
   if (requested != "auto") return choose_precision(requested);
   PrecisionChoice c;
-  if (trained == nn::Precision::Fp32) {
+  if (trained == Precision::Fp32) {
     c.reason = "auto: the checkpoint's own (trained in float32)";
   } else if (kernels::bf16_matmul_available()) {
-    c.precision = nn::Precision::Bf16;
+    c.precision = Precision::Bf16;
     c.reason = "auto: the checkpoint's own (trained in bf16; oneDNN runs " + kernels::dnnl_effective_isa() + ")";
   } else {
     c.reason = "auto: float32, though the checkpoint was trained in bf16, since " + why_no_bf16(Bf16Backend::here()) +
@@ -109,13 +110,24 @@ PrecisionChoice precision_for_checkpoint(const std::string& requested, nn::Preci
 void resolve_precision(TrainOptions* o, const std::string& asked) {
   const AutoShape shape{o->batch_size * o->model.block_size, o->model.n_embd};
   const PrecisionChoice c = choose_precision(o->precision, asked, &shape);
-  o->precision = nn::precision_name(c.precision);
+  o->precision = precision_name(c.precision);
   o->precision_reason = c.reason;
 }
 
-nn::Precision precision_of_saved(const std::string& saved) {
-  if (saved == "bf16") return nn::Precision::Bf16;
-  if (saved == "fp32" || saved.empty()) return nn::Precision::Fp32;
+const char* precision_name(Precision p) { return p == Precision::Bf16 ? "bf16" : "fp32"; }
+
+void set_precision(nn::ParameterStore& store, Precision precision) {
+  if (precision == Precision::Bf16) {
+    TG_CHECK(kernels::bf16_matmul_available());
+    nn::split_masters(store);
+  } else {
+    nn::join_masters(store);
+  }
+}
+
+Precision precision_of_saved(const std::string& saved) {
+  if (saved == "bf16") return Precision::Bf16;
+  if (saved == "fp32" || saved.empty()) return Precision::Fp32;
   throw tg::DataError("checkpoint flag 'precision' is '" + saved +
                       "', not fp32 or bf16; the checkpoint is damaged or from another program");
 }

@@ -1,18 +1,35 @@
 // Which precision a run's matmuls use (--precision fp32|bf16|auto), and
 // why: the one place the choice is made (Note [bf16 linear] in
-// autograd/ops/linear.cpp; Note [bf16 matmuls] in autograd/kernels/bf16.h).
+// autograd/ops/linear.cpp; Note [bf16 matmuls] in autograd/kernels/bf16.h),
+// and where a run takes it in (set_precision; Note [Run precision] in
+// autograd/precision.h).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "nn/gpt.h"
+#include "nn/params.h"
 #include "train/options.h"
 
 namespace train {
 
+// The precision of a run's matmuls (Note [bf16 linear] in
+// autograd/ops/linear.cpp) and of attention's v (Note [bf16 attention
+// inputs] in autograd/ops/attention.cpp); everything else is float32 either
+// way.
+enum class Precision { Fp32, Bf16 };
+const char* precision_name(Precision p);  // "fp32", "bf16"
+
+// Makes `precision` the run's: Bf16 splits the store's 2-D masters in place
+// into their bf16 copies and low halves (Note [Split master weights] in
+// autograd/kernels/split_master.h), Fp32 joins them back; every forward over
+// the store then runs in it (nn::run_precision, Note [Run precision] in
+// autograd/precision.h). Bf16 needs kernels::bf16_matmul_available(). Load a
+// checkpoint before, not after.
+void set_precision(nn::ParameterStore& store, Precision precision);
+
 struct PrecisionChoice {
-  nn::Precision precision = nn::Precision::Fp32;
+  Precision precision = Precision::Fp32;
   // For the train header and the bench line, e.g. "auto: bf16: oneDNN runs
   // avx512_core_bf16 (native bf16) and measured 1.87x float32's matmul speed ...".
   std::string reason;
@@ -67,7 +84,7 @@ PrecisionChoice choose_precision(const std::string& requested, const std::string
 // The same for a command that runs a checkpoint trained in `trained`:
 // auto is the checkpoint's own precision (float32 where oneDNN cannot run
 // its bf16 here, said in the reason); fp32 and bf16 are as asked.
-PrecisionChoice precision_for_checkpoint(const std::string& requested, nn::Precision trained);
+PrecisionChoice precision_for_checkpoint(const std::string& requested, Precision trained);
 
 // Resolves o->precision ("auto" included, measured at o's model and batch)
 // to "fp32" or "bf16" and sets o->precision_reason: what a run saves and
@@ -76,6 +93,6 @@ void resolve_precision(TrainOptions* o, const std::string& asked = "asked for");
 
 // The precision a checkpoint's saved flag names ("fp32" or "bf16"); a file
 // from before precisions were saved was trained in fp32.
-nn::Precision precision_of_saved(const std::string& saved);
+Precision precision_of_saved(const std::string& saved);
 
 }  // namespace train

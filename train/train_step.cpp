@@ -43,7 +43,7 @@ StepResult TrainStep::run(BatchSource& batches, tg::Rng& rng, const AdamWConfig&
     arena_.reset();
     tape_.clear();
     tape_.use_plan(plan_, arena_.alloc(plan_.total_floats));
-    const autograd::OpContext ctx{&arena_, &tape_};
+    const autograd::OpContext ctx{&arena_, &tape_, nn::run_precision(store)};  // Note [Run precision]
     // 3. Loss: mean cross-entropy over the B*T targets.
     const autograd::Tensor loss =
         nn::gpt_loss(ctx, model_, inputs_.data(), targets_.data(), B, T, dropout_seed);

@@ -207,7 +207,7 @@ void Trainer::save(const std::string& path, bool with_optimizer, checkpoints::Mo
   meta.optimizer.eps = o_.adamw.eps;
   meta.optimizer.weight_decay = o_.adamw.weight_decay;
   meta.tokenizer = tokenizer_;
-  const nn::JoinedMasters joined(model_);  // a file holds float32 masters
+  const nn::JoinedMasters joined(model_.store);  // a file holds float32 masters
   checkpoints::save_checkpoint(path, meta, model_.store, with_optimizer, moments);
 }
 
@@ -468,7 +468,7 @@ int run_training(const TrainOptions& options, nn::GPT& model,
   // The matmuls' precision, before the step plans its memory (the bf16
   // linear keeps other buffers): Note [bf16 linear].
   TG_CHECK(options.precision == "fp32" || options.precision == "bf16");  // resolved by the command
-  nn::gpt_set_precision(model, precision_of_saved(options.precision));
+  set_precision(model.store, precision_of_saved(options.precision));
   std::unique_ptr<Trainer> trainer;
   const bool agreed = dist.agree_setup([&] {
     if (options.grad_accum % dist.size() != 0)

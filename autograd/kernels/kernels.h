@@ -21,6 +21,7 @@
 
 #include <cstdint>
 
+#include "autograd/kernels/gelu_kind.h"
 #include "autograd/kernels/split_master.h"
 
 namespace kernels {
@@ -65,10 +66,8 @@ void layernorm_backward(float* dinp, float* dweight, float* dbias, const float* 
                         const float* rstd, int64_t N, int64_t C);
 
 // ---- GELU --------------------------------------------------------------------
-// Tanh (GPT-2's, the default): gelu(x) = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
-// Erf (PyTorch's nn.GELU(), nanoGPT's current model): gelu(x) = 0.5·x·(1 + erf(x/√2))
-// Both within a few float32 ulps of the double formula (Note [GELU precision]).
-enum class GeluKind : uint8_t { Tanh, Erf };
+// The two kinds (GeluKind, gelu_kind.h), both within a few float32 ulps of
+// the double formula (Note [GELU precision]).
 void gelu_forward(float* out, const float* inp, int64_t n, GeluKind kind = GeluKind::Tanh);
 void gelu_backward(float* dinp, const float* dout, const float* inp, int64_t n,
                    GeluKind kind = GeluKind::Tanh);

@@ -34,7 +34,7 @@ struct AttentionRecord {
 
 // Note [bf16 attention inputs]
 // In a bf16 run q, k and v come out of a linear with bf16 operands, which
-// under PyTorch's autocast would hand them on in bf16 (Tensor::autocast_bf16).
+// under PyTorch's autocast would hand them on in bf16 (Note [Run precision]).
 // Of the three, this op rounds v to bf16 (to nearest, ties to even), as
 // autocast's P·v takes it, and keeps q and k float32: the float32 kernels
 // run on q, k and the rounded v, so P·v multiplies bf16 values of v (exact
@@ -90,7 +90,7 @@ Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, float 
   const float p = ctx.tape ? dropout_p : 0.0f;
   Tensor out = new_output(ctx, qkv, C, record);
   float* lse = new_saved(ctx, B * NH * T, record);
-  if (qkv.autocast_bf16) {
+  if (ctx.precision.bf16) {
     const int64_t N = B * T, n = qkv.numel();
     float* kept_qk = new_saved(ctx, N * 2 * C, record);
     uint16_t* kept_v = as_bf16(new_saved(ctx, floats_for_bf16(N * C), record));

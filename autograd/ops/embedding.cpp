@@ -30,7 +30,8 @@ Tensor embedding(const OpContext& ctx, const int32_t* ids, int64_t B, int64_t T,
   TG_CHECK(!wpe.defined() || (wpe.size(1) == C && T <= wpe.size(0)));
   const bool record = records(ctx, wte, wpe);
   Tensor out = new_output(ctx, tensor_view(nullptr, nullptr, {B, T, C}), C, record);
-  run_op(ctx, EmbeddingRecord{out.data, wte.grad, wpe.grad, out.grad, ids, master_values(wte), master_values(wpe), B, T, C},
+  run_op(ctx, EmbeddingRecord{out.data, wte.grad, wpe.grad, out.grad, ids, ctx.precision.values(wte),
+                              ctx.precision.values(wpe), B, T, C},
          record, out, EntryUses{&wte, &wpe});
   return out;
 }

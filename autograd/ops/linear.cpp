@@ -1,5 +1,5 @@
 // The linear op: out[N,OC] = x[N,IC] · weight[OC,IC]ᵀ + bias[OC], in float32,
-// or with bf16 operands when the weight has a bf16 copy (Note [bf16 linear]).
+// or with bf16 operands in a bf16 run (Note [bf16 linear]).
 // Gradient checks: tests/autograd/test_ops_gradcheck.cpp [linear], and
 // [linear_bf16] in tests/autograd/test_linear_bf16_op.cpp.
 #include "autograd/kernels/bf16.h"
@@ -32,8 +32,9 @@ struct LinearRecord {
 // rounded to bf16 and summed in float32, as under PyTorch's autocast; the
 // output, the bias and every gradient stay float32 (autocast's linear
 // returns its output rounded to bf16; here the next op reads the sum). The weight's copy
-// is the parameter's own, written by the optimizer's pass with the weight
-// itself, once per step (Tensor::bf16).
+// is the high plane of its split master in the parameter store, written by
+// the optimizer's pass with the weight itself, once per step; the op finds it
+// through its context (RunPrecision::bf16_copy, Note [Run precision]).
 // x is rounded into scratch in forward and again in backward, from the
 // float32 x the planner keeps or recomputes as for the float32 op: keeping
 // x's bf16 copy instead measured worse, since the x of most linears
@@ -79,8 +80,9 @@ Tensor linear(const OpContext& ctx, const Tensor& x, const Tensor& weight, const
   TG_CHECK(!bias.defined() || bias.numel() == OC);
   const bool record = records(ctx, x, weight, bias);
   Tensor out = new_output(ctx, x, OC, record);
-  if (weight.bf16) {
-    out.autocast_bf16 = true;
+  if (ctx.precision.bf16) {
+    const uint16_t* weight_bf16 = ctx.precision.bf16_copy(weight);
+    TG_CHECK(weight_bf16 != nullptr);  // a bf16 run's linear weights are split masters
     uint16_t* x_bf16 = as_bf16(new_scratch(ctx, floats_for_bf16(N * IC), record));
     uint16_t* x_bf16_back =
         record && weight.needs_grad()
@@ -88,7 +90,7 @@ Tensor linear(const OpContext& ctx, const Tensor& x, const Tensor& weight, const
             : nullptr;
     run_op(ctx,
            LinearBf16Record{out.data, x.grad, weight.grad, bias.grad, out.grad, x.data, x_bf16, x_bf16_back,
-                            weight.bf16, bias.data, N, IC, OC},
+                            weight_bf16, bias.data, N, IC, OC},
            record, out, EntryUses{&x, &weight, &bias}.saves(x, weight));  // x: to round it again
     return out;
   }

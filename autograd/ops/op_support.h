@@ -23,8 +23,6 @@ inline Tensor new_output(const OpContext& ctx, const Tensor& like, int64_t last,
   Tensor out = like;
   out.shape[out.ndim - 1] = last;
   out.grad = nullptr;
-  out.bf16 = nullptr;
-  out.autocast_bf16 = false;
   out.id = -1;
   if (record) ctx.tape->new_tensor(*ctx.arena, out);
   else out.data = ctx.arena->alloc(out.numel());

@@ -30,7 +30,6 @@ Tensor rope(const OpContext& ctx, const Tensor& qkv, int64_t n_head, int64_t pos
   TG_CHECK(C % n_head == 0 && (C / n_head) % 2 == 0);
   const bool record = records(ctx, qkv);
   Tensor out = new_output(ctx, qkv, 3 * C, record);
-  out.autocast_bf16 = qkv.autocast_bf16;  // a rotation of autocast's bf16 q and k
   run_op(ctx, RopeRecord{out.data, qkv.grad, out.grad, qkv.data, B, T, C, n_head, pos0}, record,
          out, EntryUses{&qkv});
   return out;

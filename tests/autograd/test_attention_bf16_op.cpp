@@ -1,5 +1,6 @@
 // The attention op on bf16 inputs (Note [bf16 attention inputs] in
-// autograd/ops/attention.cpp): on a tensor a bf16 linear made, its output and
+// autograd/ops/attention.cpp): in a bf16 run (the precision in its context),
+// where its input is what a bf16 linear made, its output and
 // its gradient are exactly the float32 op's at qkv with v rounded to bf16, in a
 // planned step as in an eager one; and the rounding kernels it uses.
 #include <catch2/catch.hpp>
@@ -17,6 +18,7 @@
 #include "support/gradcheck.h"
 #include "support/no_skip.h"
 #include "support/plan_checks.h"
+#include "support/split_weights.h"
 
 using autograd::OpContext;
 using autograd::Tensor;
@@ -48,16 +50,18 @@ struct AttentionRun {
   std::string op;
 };
 
-// attention(qkv) on an eager tape, with dout as the output's gradient.
-AttentionRun run_attention(const Shape& s, const FVec& qkv, bool autocast_bf16, const FVec& dout, float p) {
+// attention(qkv) on an eager tape in a bf16 or float32 run, with dout as the
+// output's gradient.
+AttentionRun run_attention(const Shape& s, const FVec& qkv, bool bf16_run, const FVec& dout, float p) {
   AttentionRun r;
   r.qkv_after = qkv;
   r.dqkv.assign(qkv.size(), 0.0f);
   autograd::Arena arena;
   autograd::Tape tape;
-  const OpContext ctx(&arena, &tape);
-  Tensor x = autograd::tensor_view(r.qkv_after.data(), r.dqkv.data(), {s.B, s.T, 3 * s.C});
-  x.autocast_bf16 = autocast_bf16;
+  autograd::RunPrecision precision;
+  precision.bf16 = bf16_run;
+  const OpContext ctx(&arena, &tape, precision);
+  const Tensor x = autograd::tensor_view(r.qkv_after.data(), r.dqkv.data(), {s.B, s.T, 3 * s.C});
   const Tensor out = autograd::attention(ctx, x, s.NH, p, 1234);
   std::memcpy(out.grad, dout.data(), dout.size() * sizeof(float));
   tape.replay_backward();
@@ -120,7 +124,7 @@ TEST_CASE("keep_qkv_v_bf16 keeps q and k, rounds v, and widen_kept_qkv rebuilds 
   }
 }
 
-TEST_CASE("attention on a bf16 linear's output is the float32 op with v rounded to bf16", "[attention_bf16]") {
+TEST_CASE("attention in a bf16 run is the float32 op with v rounded to bf16", "[attention_bf16]") {
   const float p = GENERATE(0.0f, 0.3f);
   INFO("attention dropout " << p);
   const Shape s{2, 70, 16, 2};  // T past one 64-row block
@@ -145,11 +149,12 @@ TEST_CASE("attention on a bf16 linear's output is the float32 op with v rounded 
   if (p == 0.0f) {
     FVec probs(static_cast<size_t>(s.B * s.NH * s.T * s.T)), probs_rounded(probs.size());
     autograd::Arena arena;
-    const OpContext infer(&arena, nullptr);
+    autograd::RunPrecision bf16_run;
+    bf16_run.bf16 = true;
+    const OpContext infer(&arena, nullptr), infer_bf16(&arena, nullptr, bf16_run);
     FVec q = qkv, qr = qkv_rounded;
-    Tensor x = autograd::tensor_view(q.data(), nullptr, {s.B, s.T, 3 * s.C});
-    x.autocast_bf16 = true;
-    const Tensor out = autograd::attention(infer, x, s.NH, 0.0f, 0, probs.data());
+    const Tensor x = autograd::tensor_view(q.data(), nullptr, {s.B, s.T, 3 * s.C});
+    const Tensor out = autograd::attention(infer_bf16, x, s.NH, 0.0f, 0, probs.data());
     const Tensor out_rounded = autograd::attention(
         infer, autograd::tensor_view(qr.data(), nullptr, {s.B, s.T, 3 * s.C}), s.NH, 0.0f, 0, probs_rounded.data());
     CHECK(same_bits(FVec(out.data, out.data + out.numel()), bf16.out));
@@ -169,16 +174,14 @@ TEST_CASE("a planned step with bf16 attention inputs gives the bits of an eager 
   tg::Rng rng(43);
   FVec x = random_floats(N * s.C, rng), w_qkv = random_floats(3 * s.C * s.C, rng, 0.5),
        w_head = random_floats(V * s.C, rng, 0.5);
-  std::vector<uint16_t> w_qkv_bf16(w_qkv.size()), w_head_bf16(w_head.size());
-  kernels::round_to_bf16(w_qkv_bf16.data(), w_qkv.data(), static_cast<int64_t>(w_qkv.size()));
-  kernels::round_to_bf16(w_head_bf16.data(), w_head.data(), static_cast<int64_t>(w_head.size()));
+  testing::SplitWeights split({&w_qkv, &w_head});  // as a bf16 run's store keeps them
   std::vector<int32_t> targets(static_cast<size_t>(N));
   for (int32_t& t : targets) t = static_cast<int32_t>(rng.below(V));
 
   struct Grads {
     FVec loss, dx, dw_qkv, dw_head;
   };
-  // loss = CE(head · attention(w_qkv · x)), every weight with its bf16 copy.
+  // loss = CE(head · attention(w_qkv · x)) in a bf16 run.
   auto gradients = [&](bool planned) {
     Grads g;
     g.dx.assign(x.size(), 0.0f);
@@ -186,10 +189,8 @@ TEST_CASE("a planned step with bf16 attention inputs gives the bits of an eager 
     g.dw_head.assign(w_head.size(), 0.0f);
     auto loss_of = [&](const OpContext& ctx) {
       Tensor xv = autograd::tensor_view(x.data(), g.dx.data(), {s.B, s.T, s.C});
-      Tensor wq = autograd::tensor_view(w_qkv.data(), g.dw_qkv.data(), {3 * s.C, s.C});
-      Tensor wh = autograd::tensor_view(w_head.data(), g.dw_head.data(), {V, s.C});
-      wq.bf16 = w_qkv_bf16.data();
-      wh.bf16 = w_head_bf16.data();
+      const Tensor wq = split.view(0, g.dw_qkv.data(), {3 * s.C, s.C});
+      const Tensor wh = split.view(1, g.dw_head.data(), {V, s.C});
       Tensor h = autograd::linear(ctx, xv, wq, Tensor{});
       h = autograd::attention(ctx, h, s.NH, 0.2f, 77);
       return autograd::cross_entropy(ctx, autograd::linear(ctx, h, wh, Tensor{}), targets.data());
@@ -200,14 +201,14 @@ TEST_CASE("a planned step with bf16 attention inputs gives the bits of an eager 
     FVec block;
     if (planned) {
       tape.begin_planning();
-      loss_of(OpContext(&arena, &tape));
+      loss_of(OpContext(&arena, &tape, split.bf16_run()));
       plan = autograd::plan_memory(tape);
       block.assign(static_cast<size_t>(plan.total_floats), std::nanf(""));  // unwritten floats poison
       tape.clear();
       tape.use_plan(plan, block.data());
       CHECK(testing::clashing_buffer_pairs(tape, plan) == 0);
     }
-    const Tensor loss = loss_of(OpContext(&arena, &tape));
+    const Tensor loss = loss_of(OpContext(&arena, &tape, split.bf16_run()));
     tape.backward(loss);
     CHECK(std::string(tape.op_name(1)) == "attention_bf16");
     g.loss = {loss.data[0]};

@@ -1,7 +1,8 @@
 // The bf16 linear op (Note [bf16 linear] in autograd/ops/linear.cpp): its
 // output and gradients are exactly the bf16 kernels' (checked against a
-// double reference in test_bf16.cpp) on x, the weight's own bf16 copy and
-// dout each rounded once; the bias gradient is the float32 sum of dout; and
+// double reference in test_bf16.cpp) on x, the weight's own bf16 copy (the
+// high plane of its split master, found through the run's precision in the
+// op's context) and dout each rounded once; the bias gradient is the float32 sum of dout; and
 // all of them lie within bf16's rounding of the float32 op's. Also the
 // in-place rounding that gives dout its bf16 copy.
 #include <catch2/catch.hpp>
@@ -16,6 +17,7 @@
 #include "autograd/ops.h"
 #include "support/gradcheck.h"
 #include "support/no_skip.h"
+#include "support/split_weights.h"
 
 using autograd::Tensor;
 using FVec = std::vector<float>;
@@ -91,14 +93,14 @@ TEST_CASE("the bf16 linear op: the kernels on once-rounded operands, float32 bia
   const BVec wb = rounded(w), xb = rounded(x), rb = rounded(r);
   for (const bool weight_grad : {true, false}) {
     INFO((weight_grad ? "every gradient" : "no weight gradient"));
-    FVec xd = x, wd = w, bd = b, dx(N * IC, 0.0f), dw(OC * IC, 0.0f), db(OC, 0.0f);
+    FVec xd = x, bd = b, dx(N * IC, 0.0f), dw(OC * IC, 0.0f), db(OC, 0.0f);
+    testing::SplitWeights split({&w});  // as a bf16 run's store keeps the weight
     Tensor xv = autograd::tensor_view(xd.data(), dx.data(), {N, IC});
-    Tensor wv = autograd::tensor_view(wd.data(), weight_grad ? dw.data() : nullptr, {OC, IC});
-    wv.bf16 = wb.data();
+    const Tensor wv = split.view(0, weight_grad ? dw.data() : nullptr, {OC, IC});
     const Tensor bv = autograd::tensor_view(bd.data(), db.data(), {OC});
     autograd::Arena arena;
     autograd::Tape tape;
-    const Tensor out = autograd::linear(autograd::OpContext(&arena, &tape), xv, wv, bv);
+    const Tensor out = autograd::linear(autograd::OpContext(&arena, &tape, split.bf16_run()), xv, wv, bv);
     REQUIRE(std::strcmp(tape.op_name(0), "linear_bf16") == 0);
     std::copy(r.begin(), r.end(), out.grad);
     tape.replay_backward();
@@ -116,13 +118,14 @@ TEST_CASE("the bf16 linear op: the kernels on once-rounded operands, float32 bia
   }
 
   // Within bf16's rounding of the float32 op's results.
-  FVec xd = x, wd = w, bd = b, dx(N * IC, 0.0f), dw(OC * IC, 0.0f), db(OC, 0.0f);
-  Tensor wv = autograd::tensor_view(wd.data(), dw.data(), {OC, IC});
-  wv.bf16 = wb.data();
+  FVec xd = x, bd = b, dx(N * IC, 0.0f), dw(OC * IC, 0.0f), db(OC, 0.0f);
+  testing::SplitWeights split({&w});
+  const Tensor wv = split.view(0, dw.data(), {OC, IC});
   autograd::Arena arena;
   autograd::Tape tape;
-  const Tensor out = autograd::linear(autograd::OpContext(&arena, &tape), autograd::tensor_view(xd.data(), dx.data(), {N, IC}),
-                                      wv, autograd::tensor_view(bd.data(), db.data(), {OC}));
+  const Tensor out = autograd::linear(autograd::OpContext(&arena, &tape, split.bf16_run()),
+                                      autograd::tensor_view(xd.data(), dx.data(), {N, IC}), wv,
+                                      autograd::tensor_view(bd.data(), db.data(), {OC}));
   std::copy(r.begin(), r.end(), out.grad);
   tape.replay_backward();
   FVec f_out(N * OC), f_dx(N * IC, 0.0f), f_dw(OC * IC, 0.0f), f_db(OC, 0.0f);

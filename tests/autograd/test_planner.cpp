@@ -20,6 +20,7 @@
 #include "support/gradcheck.h"
 #include "support/no_skip.h"
 #include "support/plan_checks.h"
+#include "support/split_weights.h"
 
 using autograd::BufferRole;
 using autograd::EntryUses;
@@ -102,22 +103,20 @@ TEST_CASE("a planned step gives the bits of an eager one", "[planner]") {
        head = leaf(V * C);
   std::vector<int32_t> targets(N);
   for (int32_t& t : targets) t = static_cast<int32_t>(rng.below(V));
-  // The weights' bf16 copies, as a bf16 model keeps them.
-  std::vector<uint16_t> w1_bf16(w1.data.size()), w2_bf16(w2.data.size()), head_bf16(head.data.size());
-  kernels::round_to_bf16(w1_bf16.data(), w1.data.data(), static_cast<int64_t>(w1.data.size()));
-  kernels::round_to_bf16(w2_bf16.data(), w2.data.data(), static_cast<int64_t>(w2.data.size()));
-  kernels::round_to_bf16(head_bf16.data(), head.data.data(), static_cast<int64_t>(head.data.size()));
-  auto with_copy = [bf16](Tensor t, const std::vector<uint16_t>& copy) {
-    if (bf16) t.bf16 = copy.data();
-    return t;
+  // In the bf16 run the linears' weights lie split, as a bf16 run's store
+  // keeps them, and the ops learn the precision from their context.
+  testing::SplitWeights split({&w1.data, &w2.data, &head.data});
+  const autograd::RunPrecision precision = bf16 ? split.bf16_run() : autograd::RunPrecision{};
+  auto weight = [&](Leaf& w, size_t i, std::initializer_list<int64_t> shape) {
+    const Tensor t = w.view(shape);  // its gradient zeroed
+    return bf16 ? split.view(i, t.grad, shape) : t;
   };
 
   // y = x + dropout(linear(gelu(linear(layernorm(x))))), loss = CE(linear(layernorm(y))):
   // a block's shape in small, every recomputable op and the loss included.
   auto loss_of = [&](const OpContext& ctx) {
-    const Tensor xv = x.view({N, C}), lw = ln_w.view({C}), w1v = with_copy(w1.view({H, C}), w1_bf16),
-                 b1v = b1.view({H}), w2v = with_copy(w2.view({C, H}), w2_bf16),
-                 hv = with_copy(head.view({V, C}), head_bf16);
+    const Tensor xv = x.view({N, C}), lw = ln_w.view({C}), w1v = weight(w1, 0, {H, C}), b1v = b1.view({H}),
+                 w2v = weight(w2, 1, {C, H}), hv = weight(head, 2, {V, C});
     Tensor h = autograd::layernorm(ctx, xv, lw, Tensor{});
     h = autograd::linear(ctx, h, w1v, b1v);
     h = autograd::gelu(ctx, h);
@@ -134,7 +133,7 @@ TEST_CASE("a planned step gives the bits of an eager one", "[planner]") {
     std::vector<float> block;
     if (planned) {
       tape.begin_planning();
-      loss_of(OpContext(&arena, &tape));
+      loss_of(OpContext(&arena, &tape, precision));
       plan = autograd::plan_memory(tape);
       // Floats nobody wrote read as NaN and would spread to every gradient.
       block.assign(static_cast<size_t>(plan.total_floats), std::nanf(""));
@@ -143,7 +142,7 @@ TEST_CASE("a planned step gives the bits of an eager one", "[planner]") {
       CHECK(plan.total_floats < plan.unplanned_floats);
       CHECK(testing::clashing_buffer_pairs(tape, plan) == 0);
     }
-    const Tensor loss = loss_of(OpContext(&arena, &tape));
+    const Tensor loss = loss_of(OpContext(&arena, &tape, precision));
     tape.backward(loss);
     if (planned) {
       // Both LayerNorms and the GELU were run again in backward.
@@ -151,7 +150,7 @@ TEST_CASE("a planned step gives the bits of an eager one", "[planner]") {
       for (size_t e = 0; e < tape.size(); ++e) reruns += plan.recomputed[e];
       CHECK(reruns == 3);
     }
-    int bf16_linears = 0;  // the weights' copies chose the bf16 op
+    int bf16_linears = 0;  // the run chose the bf16 op
     for (size_t e = 0; e < tape.size(); ++e) bf16_linears += std::strcmp(tape.op_name(e), "linear_bf16") == 0;
     CHECK(bf16_linears == (bf16 ? 3 : 0));
     if (planned) {

@@ -102,10 +102,10 @@ TEST_CASE("in bf16 the decoder rounds what the forward rounds", "[decode][bf16]"
     INFO("pos " << nn::pos_encoding_name(c.pos_encoding) << ", norm " << static_cast<int>(c.norm)
                 << ", mlp " << static_cast<int>(c.mlp));
     nn::GPT m = testing::tiny_model(c, 7, 1.0f);
-    nn::gpt_set_precision(m, nn::Precision::Bf16);
+    nn::split_masters(m.store);  // a bf16 run's store (train::set_precision)
     const testing::Batch b = testing::tiny_batch(1, c.block_size, c.vocab_size);
     autograd::Arena arena;
-    autograd::OpContext ctx{&arena, nullptr};
+    autograd::OpContext ctx{&arena, nullptr, nn::run_precision(m.store)};
     autograd::Tensor full = nn::gpt_forward(ctx, m, b.inputs.data(), 1, b.T);
     nn::Decoder dec(m);
     double worst = 0.0;

@@ -251,9 +251,9 @@ TEST_CASE("--precision: default auto, saved resolved in slot 26, read back; bad 
   CHECK(back.precision == o.precision);
   train::set_flag_from_text(*f, "fp16", &o);
   CHECK_THROWS_AS(train::resolve_precision(&o), tg::UsageError);
-  CHECK(train::precision_of_saved("bf16") == nn::Precision::Bf16);
-  CHECK(train::precision_of_saved("fp32") == nn::Precision::Fp32);
-  CHECK(train::precision_of_saved("") == nn::Precision::Fp32);  // a file from before precisions
+  CHECK(train::precision_of_saved("bf16") == train::Precision::Bf16);
+  CHECK(train::precision_of_saved("fp32") == train::Precision::Fp32);
+  CHECK(train::precision_of_saved("") == train::Precision::Fp32);  // a file from before precisions
   CHECK_THROWS_AS(train::precision_of_saved("auto"), tg::DataError);
   // bf16 asked for where oneDNN has one runs, and says so.
   if (kernels::bf16_matmul_available()) {
@@ -271,35 +271,35 @@ TEST_CASE("auto's rule: bf16 only where native and measured faster; the reason s
       emulated{true, false, "avx512_core"}, zen4{true, true, "avx512_core_bf16"}, amx{true, true, "avx512_core_amx"};
   for (const auto& b : {none, avx2, emulated}) {
     const train::PrecisionChoice c = train::decide_auto(b, 0, &shape);
-    CHECK(c.precision == nn::Precision::Fp32);
+    CHECK(c.precision == train::Precision::Fp32);
     CHECK(c.reason.rfind("auto: float32, since ", 0) == 0);
     CHECK(c.measured_speedup == 0);
   }
   CHECK(train::decide_auto(none, 0, &shape).reason.find("no oneDNN") != std::string::npos);
   CHECK(train::decide_auto(emulated, 0, &shape).reason.find("would emulate bf16") != std::string::npos);
   const train::PrecisionChoice fast = train::decide_auto(zen4, 1.87, &shape);
-  CHECK(fast.precision == nn::Precision::Bf16);
+  CHECK(fast.precision == train::Precision::Bf16);
   CHECK(fast.measured_speedup == 1.87);
   CHECK(fast.reason == "auto: bf16, since oneDNN runs avx512_core_bf16 (native bf16) and measured 1.87x float32's "
                        "matmul speed at this model's width (C 384)");
-  CHECK(train::decide_auto(amx, train::kAutoMinSpeedup, &shape).precision == nn::Precision::Bf16);
+  CHECK(train::decide_auto(amx, train::kAutoMinSpeedup, &shape).precision == train::Precision::Bf16);
   const train::PrecisionChoice slow = train::decide_auto(zen4, 1.05, &shape);
-  CHECK(slow.precision == nn::Precision::Fp32);  // native, but not faster enough: float32
+  CHECK(slow.precision == train::Precision::Fp32);  // native, but not faster enough: float32
   CHECK(slow.reason.rfind("auto: float32, since oneDNN runs avx512_core_bf16 (native bf16) but measured 1.05x", 0) == 0);
   // Not measured (mpirun ranks): the ISA alone, and the reason says why.
   const train::PrecisionChoice unmeasured = train::decide_auto(zen4, 0, &shape);
-  CHECK(unmeasured.precision == nn::Precision::Bf16);
+  CHECK(unmeasured.precision == train::Precision::Bf16);
   CHECK(unmeasured.reason.find("not measured: ranks of an mpirun job") != std::string::npos);
 }
 
 TEST_CASE("a checkpoint's command follows its trained precision under auto", "[flags][precision]") {
-  const train::PrecisionChoice f = train::precision_for_checkpoint("auto", nn::Precision::Fp32);
-  CHECK(f.precision == nn::Precision::Fp32);
+  const train::PrecisionChoice f = train::precision_for_checkpoint("auto", train::Precision::Fp32);
+  CHECK(f.precision == train::Precision::Fp32);
   CHECK(f.reason == "auto: the checkpoint's own (trained in float32)");
-  const train::PrecisionChoice b = train::precision_for_checkpoint("auto", nn::Precision::Bf16);
-  CHECK(b.precision == (kernels::bf16_matmul_available() ? nn::Precision::Bf16 : nn::Precision::Fp32));
-  CHECK(train::precision_for_checkpoint("fp32", nn::Precision::Bf16).precision == nn::Precision::Fp32);
-  CHECK_THROWS_AS(train::precision_for_checkpoint("half", nn::Precision::Fp32), tg::UsageError);
+  const train::PrecisionChoice b = train::precision_for_checkpoint("auto", train::Precision::Bf16);
+  CHECK(b.precision == (kernels::bf16_matmul_available() ? train::Precision::Bf16 : train::Precision::Fp32));
+  CHECK(train::precision_for_checkpoint("fp32", train::Precision::Bf16).precision == train::Precision::Fp32);
+  CHECK_THROWS_AS(train::precision_for_checkpoint("half", train::Precision::Fp32), tg::UsageError);
 }
 
 TEST_CASE("a resumed run may change only these flags", "[flags]") {

@@ -13,6 +13,7 @@
 #include "nn/model_fixture.h"
 #include "support/no_skip.h"
 #include "train/optimizer.h"
+#include "train/precision.h"
 #include "train/train_step.h"
 
 namespace {
@@ -83,7 +84,7 @@ TEST_CASE("after a bf16 step every weight's bf16 copy is the new weight rounded"
     const nn::GPTConfig c = testing::tiny_config();
     nn::GPT m = nn::gpt_create(c);
     nn::gpt_init(m, 3);
-    nn::gpt_set_precision(m, nn::Precision::Bf16);
+    train::set_precision(m.store, train::Precision::Bf16);
     RandomTokens batches(2 * c.block_size, c.vocab_size);
     train::TrainStep step(m, train::StepShape{2, c.block_size, 1});
     train::Muon optimizer(m.store, train::MuonConfig{}, 1e-2);

@@ -84,7 +84,7 @@ int cmd_attention(int argc, char** argv) {
   // the forward fills are exactly the maps' [n_layer, n_head, T, T].
   maps.probs.resize(static_cast<size_t>(c.n_layer * c.n_head * T * T));
   autograd::Arena arena;
-  autograd::OpContext ctx{&arena, nullptr};
+  autograd::OpContext ctx{&arena, nullptr, nn::run_precision(lm.model.store)};
   nn::gpt_forward(ctx, lm.model, ids.data(), 1, T, 0, maps.probs.data());
 
   tg::atomic_write_file(json_path, viz::attention_json(maps));

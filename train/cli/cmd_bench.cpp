@@ -241,7 +241,7 @@ int cmd_bench(int argc, char** argv) {
     if (!err.empty()) throw tg::UsageError(err);
     if (o.batch_size < 1) throw tg::UsageError("--batch-size must be at least 1");
     nn::GPT model = nn::gpt_create(o.model, nn::parameter_store_create(o.model));
-    nn::gpt_set_precision(model, o.precision);
+    train::set_precision(model.store, o.precision);
     autograd::Tape tape;
     nn::gpt_record_step(tape, model, o.batch_size, o.model.block_size);
     std::fputs(autograd::tape_dump(tape, autograd::plan_memory(tape)).c_str(), stdout);
@@ -277,7 +277,7 @@ int cmd_bench(int argc, char** argv) {
                 mib(static_cast<double>(b.peak_rss_bytes)),
                 json_number_or_null(o.sample_tokens > 0, b.sample_tokens_per_s).c_str(), kernels::blas_core_name(),
                 kernels::blas_build_name(),
-                kernels::blas_split_in_kernels() ? "true" : "false", nn::precision_name(o.precision),
+                kernels::blas_split_in_kernels() ? "true" : "false", train::precision_name(o.precision),
                 precision.reason.c_str(),
                 json_number_or_null(precision.measured_speedup > 0, precision.measured_speedup).c_str(),
                 kernels::dnnl_effective_isa().c_str(),
@@ -305,7 +305,7 @@ int cmd_bench(int argc, char** argv) {
               static_cast<long long>(o.model.n_layer), static_cast<long long>(o.model.n_head),
               static_cast<long long>(o.model.n_embd), static_cast<long long>(o.model.block_size),
               static_cast<long long>(o.batch_size), kernels::blas_description().c_str());
-  std::printf("precision: %s (%s)\n", nn::precision_name(o.precision), precision.reason.c_str());
+  std::printf("precision: %s (%s)\n", train::precision_name(o.precision), precision.reason.c_str());
   std::printf("training step: median %.4f s over %lld steps = %.0f tokens/s, %.1f GFLOP/s of model FLOPs "
               "(%.1f MFLOP/token) = %.0f%% of the measured sgemm peak %.1f GFLOP/s\n",
               b.step_seconds, static_cast<long long>(o.steps), b.tokens_per_s, b.model_flops_per_s / 1e9,

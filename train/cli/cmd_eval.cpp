@@ -81,11 +81,11 @@ int cmd_eval(int argc, char** argv) {
     std::printf("{\"loss\":%.9g,\"perplexity\":%.9g,\"bits_per_byte\":%.9g,\"tokens\":%lld,\"bytes\":%lld,"
                 "\"precision\":\"%s\"}\n",
                 loss, std::exp(loss), bpb, static_cast<long long>(res.tokens), static_cast<long long>(res.bytes),
-                nn::precision_name(precision.precision));
+                train::precision_name(precision.precision));
   } else {
     std::printf("loss %.4f nats/token | perplexity %.3f | %.4f bits/byte | %lld tokens scored (%lld bytes) | %s (%s)\n",
                 loss, std::exp(loss), bpb, static_cast<long long>(res.tokens), static_cast<long long>(res.bytes),
-                nn::precision_name(precision.precision), precision.reason.c_str());
+                train::precision_name(precision.precision), precision.reason.c_str());
   }
   return 0;
 }

@@ -201,7 +201,7 @@ int resume_run(const cxxopts::ParseResult& r) {
   o.precision = "fp32";  // a file from before precisions were saved was trained in float32
   train::options_from_flags(ck.meta.train.flags, &o);
   resume_optimizer_check(path, ck.meta.optimizer.name, o.optimizer, r);
-  const std::string saved_precision = nn::precision_name(train::precision_of_saved(o.precision));
+  const std::string saved_precision = train::precision_name(train::precision_of_saved(o.precision));
   // Note [Where a run writes] in run_dir.h: never the directory recorded in the file.
   o.out_dir = r.count("out") ? get<std::string>(r, "out") : train::checkpoint_dir(path);
   const std::string other = train::other_run_in(o.out_dir, ck.meta, path);

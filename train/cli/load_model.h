@@ -15,7 +15,7 @@ struct LoadedModel {
   nn::GPT model;
   data::Tokenizer tokenizer;
   int64_t step = 0;
-  nn::Precision trained = nn::Precision::Fp32;  // the precision it was trained in (its saved flag)
+  train::Precision trained = train::Precision::Fp32;  // the precision it was trained in (its saved flag)
 };
 
 // The --ckpt path, checked before any other flag, or the UsageError

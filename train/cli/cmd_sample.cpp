@@ -1,5 +1,5 @@
-// `tapegpt sample`: stream text from a checkpoint, one token at a time,
-// through the KV-cache decoder.
+// `tapegpt sample`: stream text from a checkpoint through the KV-cache
+// forward: the prompt in one pass, then one token at a time.
 #include <cstdio>
 
 #include "autograd/base/rng.h"
@@ -68,8 +68,7 @@ int cmd_sample(int argc, char** argv) {
   tg::Rng rng(get<uint64_t>(r, "seed"));
   const std::string shown = r.count("prompt") ? get<std::string>(r, "prompt") : std::string();
   std::fwrite(shown.data(), 1, shown.size(), stdout);
-  const float* logits = nullptr;
-  for (int32_t t : prompt) logits = decoder.step(t);
+  const float* logits = decoder.feed(prompt);
   for (int64_t i = 0; i < max_new; ++i) {
     const int32_t next = sampler.sample(logits, so, rng);
     const std::string& bytes = lm.tokenizer.token_bytes(next);

@@ -152,7 +152,8 @@ struct LayerCache {
 // holds positions pos0…pos0+T-1. Their k and v are written to cache rows
 // pos0…pos0+T-1 (v rounded to bf16 where the plain op rounds it), then each
 // query attends over cache rows 0 up to its own position: [1,T,C], the rows
-// the plain op gives over the whole sequence.
+// the plain op gives over the whole sequence (from position 0, with T > 1,
+// it runs the plain op: the same bits; else attention_decode row by row).
 Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, const LayerCache& cache);
 // ops/dropout.cpp — identity without a tape or when p == 0.
 Tensor dropout(const OpContext& ctx, const Tensor& x, float p, uint64_t seed);

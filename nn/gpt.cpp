@@ -150,14 +150,19 @@ Tensor activation(const OpContext& ctx, const GPTConfig& c, const Tensor& x) {
 // cached. The embedding adds position rows pos0…, RoPE rotates q and k by
 // pos0…, and attention's cached mode appends each layer's new k and v to
 // the cache and lets every new query attend over positions 0 to its own.
-// Every other op is per row and does not know. A prompt is then read in one
-// pass (T rows through every matmul at once) and each generated token in a
-// pass of one row; nothing under nn/ calls the block's kernels itself.
-// Bits: each row's attention is attention_decode's whatever T is, but the
-// matmuls of T > 1 rows (sgemm) sum in another order than those of one row
-// (sgemv), so a prompt read in one pass gives logits a few float32 ulps from
-// those of the same prompt read a token at a time (tests/nn/test_decode.cpp
-// bounds the difference).
+// Every other op works row by row and does not know. A prompt is then read
+// in one pass (T rows through every matmul at once) and each generated
+// token in a pass of one row; nothing under nn/ calls the block's kernels
+// itself.
+// Bits: a pass from position 0 (a prompt, a context shift's re-encoding)
+// runs the uncached forward's kernels on the same rows and gives its bits;
+// a one-row pass gives those of the one-token decoder this replaced (sgemv,
+// attention_decode). They differ from each other by float32 rounding: the
+// matmuls of T > 1 rows (sgemm) and of one row sum in other orders, as do
+// the blockwise attention and the one-query kernel (tests/nn/
+// test_decode.cpp bounds it; bf16's oneDNN matmuls differ more, at bf16's
+// precision). Rows after position 0 in a pass of several use
+// attention_decode per row (kernels::attention_decode_rows).
 
 namespace {
 

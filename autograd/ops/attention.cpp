@@ -113,7 +113,6 @@ Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, const 
   TG_CHECK(qkv.ndim == 3 && qkv.size(0) == 1 && qkv.size(2) % 3 == 0);
   const int64_t T = qkv.size(1), C = qkv.size(2) / 3, NH = n_head, pos0 = cache.pos0;
   TG_CHECK(C % NH == 0 && pos0 >= 0 && pos0 + T <= cache.capacity);
-  Tensor out = new_output(ctx, qkv, C, false);
   // Append this call's k and v (RoPE already rotated k) to the cache.
   for (int64_t t = 0; t < T; ++t) {
     const float* row = qkv.data + t * 3 * C;
@@ -122,6 +121,10 @@ Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, const 
   }
   // v as the plain op's bf16 record reads it (Note [bf16 attention inputs]).
   if (qkv.autocast_bf16) kernels::round_through_bf16(cache.v + pos0 * C, T * C);
+  // A prompt from position 0 sees only itself: the plain op over its rows is
+  // the same attention, vectorised, and gives the uncached forward's bits.
+  if (pos0 == 0 && T > 1) return attention(ctx, qkv, n_head);
+  Tensor out = new_output(ctx, qkv, C, false);
   float* scratch = ctx.arena->alloc(T * NH * (pos0 + T));
   kernels::attention_decode_rows(out.data, scratch, qkv.data, cache.k, cache.v, pos0, T, C, NH);
   return out;

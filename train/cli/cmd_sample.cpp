@@ -21,7 +21,8 @@ int cmd_sample(int argc, char** argv) {
                         "smallest set reaching probability P, renormalise, draw.\n"
                         "Context: once prompt + output fill block_size tokens, the oldest half is dropped\n"
                         "and the newest block_size/2 tokens are re-encoded from position 0 (a context\n"
-                        "shift, as llama.cpp's); the model never sees more than block_size tokens.");
+                        "shift, as llama.cpp's); the model never sees more than block_size tokens.\n"
+                        "The prompt is read in one forward pass; its time and the generation's go to stderr.");
   opts.add_options()
       ("ckpt", "checkpoint to sample from", cxxopts::value<std::string>())
       ("prompt", "text to continue (default: a newline, or GPT-2's <|endoftext|>)", cxxopts::value<std::string>())

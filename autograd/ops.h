@@ -44,9 +44,10 @@
 //   4. a gradient check in tests/autograd/test_ops_gradcheck.cpp tagged [<op>].
 // As a model option (nn/README.md): a row of Note [Model choices] in
 // nn/config.h and its enum in config.{h,cpp}; one line in nn/gpt.cpp's
-// gpt_forward and in nn/decode.cpp; the parameter table nn/params.cpp if the
-// tensors change; the PyTorch model scripts/nanogpt_model.py with a case in
-// tests/parity/CMakeLists.txt, and the decoder test's option list.
+// gpt_forward (training, eval and KV-cache decoding all run it); the
+// parameter table nn/params.cpp if the tensors change; the PyTorch model
+// scripts/nanogpt_model.py with a case in tests/parity/CMakeLists.txt, and
+// the decoder test's option list (tests/nn/test_decode.cpp).
 //
 // Note [No hidden modes]
 // Whether an op records for backward is decided by its arguments alone:
@@ -115,9 +116,10 @@ class BlockMark {
 };
 
 // ops/embedding.cpp — ids[B,T] → [B,T,C]: wte[V,C] rows plus wpe[T',C] rows
-// 0…T-1 (T ≤ T'); wpe may be undefined (no position table: RoPE).
+// pos0…pos0+T-1 (pos0 + T ≤ T'); wpe may be undefined (no position table:
+// RoPE).
 Tensor embedding(const OpContext& ctx, const int32_t* ids, int64_t B, int64_t T, const Tensor& wte,
-                 const Tensor& wpe);
+                 const Tensor& wpe, int64_t pos0 = 0);
 // ops/add.cpp — a + b, same number of elements.
 Tensor add(const OpContext& ctx, const Tensor& a, const Tensor& b);
 // ops/linear.cpp — x[…, IC] · weight[OC, IC]ᵀ + bias[OC]; bias may be an
@@ -151,6 +153,22 @@ Tensor rope(const OpContext& ctx, const Tensor& qkv, int64_t n_head, int64_t pos
 // for them.
 Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, float dropout_p = 0.0f,
                  uint64_t seed = 0, float* probs = nullptr);
+// One layer's KV cache as attention's cached mode reads it: key and value
+// rows [capacity, C] each, of which 0…pos0-1 hold earlier positions
+// (nn/kv_cache.h owns them; Note [KV-cache forward] in nn/gpt.cpp).
+struct LayerCache {
+  float* k = nullptr;
+  float* v = nullptr;
+  int64_t capacity = 0;
+  int64_t pos0 = 0;
+};
+// ops/attention.cpp, cached mode — inference only (no tape): qkv[1,T,3C]
+// holds positions pos0…pos0+T-1. Their k and v are written to cache rows
+// pos0…pos0+T-1 (v rounded to bf16 where the plain op rounds it), then each
+// query attends over cache rows 0 up to its own position: [1,T,C], the rows
+// the plain op gives over the whole sequence (from position 0, with T > 1,
+// it runs the plain op: the same bits; else attention_decode row by row).
+Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, const LayerCache& cache);
 // ops/dropout.cpp — identity without a tape or when p == 0.
 Tensor dropout(const OpContext& ctx, const Tensor& x, float p, uint64_t seed);
 // ops/cross_entropy.cpp — logits[N,V] (any leading shape) → [1], the mean of

@@ -43,7 +43,7 @@ std::string config_error(const GPTConfig& config);
 // table, the checkpoint's /config (save and read), `tapegpt inspect` and
 // `tapegpt params`, --init-from's checks, the run fingerprint and the parity
 // tools all walk these rows, so a new choice is an enum, a field and a row
-// here, plus the code that computes it (params.cpp, gpt.cpp, decode.cpp).
+// here, plus the code that computes it (params.cpp, gpt.cpp).
 struct ModelChoice {
   const char* key;    // in /config and parity JSON, e.g. "pos_encoding"
   const char* flag;   // on the command line without "--", e.g. "pos-encoding"

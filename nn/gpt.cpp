@@ -117,10 +117,34 @@ Tensor activation(const OpContext& ctx, const GPTConfig& c, const Tensor& x) {
 
 }  // namespace
 
-Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B, int64_t T,
-                   uint64_t dropout_seed, float* attention_probs) {
+// Note [KV-cache forward]
+// Decoding runs the forward below, the one training runs, with a KV cache
+// (nanochat's GPT.forward(idx, kv_cache), llama.cpp's graph builders): the
+// new tokens come with their start position pos0, the number of positions
+// cached. The embedding adds position rows pos0…, RoPE rotates q and k by
+// pos0…, and attention's cached mode appends each layer's new k and v to
+// the cache and lets every new query attend over positions 0 to its own.
+// Every other op works row by row and does not know. A prompt is then read
+// in one pass (T rows through every matmul at once) and each generated
+// token in a pass of one row; nothing under nn/ calls the block's kernels
+// itself.
+// Bits: a pass from position 0 (a prompt, a context shift's re-encoding)
+// runs the uncached forward's kernels on the same rows and gives its bits;
+// a one-row pass gives those of the one-token decoder this replaced (sgemv,
+// attention_decode). They differ from each other by float32 rounding: the
+// matmuls of T > 1 rows (sgemm) and of one row sum in other orders, as do
+// the blockwise attention and the one-query kernel (tests/nn/
+// test_decode.cpp bounds it; bf16's oneDNN matmuls differ more, at bf16's
+// precision). Rows after position 0 in a pass of several use
+// attention_decode per row (kernels::attention_decode_rows).
+
+namespace {
+
+Tensor forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B, int64_t T,
+               uint64_t dropout_seed, float* attention_probs, KvCache* cache) {
   const GPTConfig& c = m.config;
-  TG_CHECK(T >= 1 && T <= c.block_size);
+  const int64_t pos0 = cache ? cache->length() : 0;  // the first new token's position
+  TG_CHECK(T >= 1 && pos0 + T <= c.block_size);
   TG_CHECK(ctx.precision == run_precision(m.store));  // the run's precision is its store's
   const float p = c.dropout;
   uint64_t site = dropout_seed;  // each dropout site draws its own seed
@@ -132,7 +156,7 @@ Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64
     return attention_probs ? attention_probs + layer * B * c.n_head * T * T : nullptr;
   };
 
-  Tensor x = autograd::embedding(ctx, ids, B, T, m.wte, m.wpe);
+  Tensor x = autograd::embedding(ctx, ids, B, T, m.wte, m.wpe, pos0);
   x = autograd::dropout(ctx, x, p, next_seed());
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const BlockWeights& b = m.blocks[static_cast<size_t>(l)];
@@ -140,8 +164,9 @@ Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64
       const autograd::BlockMark attention_half(ctx, l, 0);  // Note [Block parts]
       Tensor h = norm(ctx, c, x, b.ln_1_weight, b.ln_1_bias);
       h = autograd::linear(ctx, h, b.c_attn_weight, b.c_attn_bias);
-      if (c.pos_encoding == PosEncoding::Rope) h = autograd::rope(ctx, h, c.n_head);
-      h = autograd::attention(ctx, h, c.n_head, p, tg::splitmix64(attn_site), probs_of(l));
+      if (c.pos_encoding == PosEncoding::Rope) h = autograd::rope(ctx, h, c.n_head, pos0);
+      h = cache ? autograd::attention(ctx, h, c.n_head, cache->layer(l))
+                : autograd::attention(ctx, h, c.n_head, p, tg::splitmix64(attn_site), probs_of(l));
       h = autograd::linear(ctx, h, b.attn_proj_weight, b.attn_proj_bias);
       h = autograd::dropout(ctx, h, p, next_seed());
       x = autograd::add(ctx, x, h);
@@ -156,9 +181,22 @@ Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64
       x = autograd::add(ctx, x, h);
     }
   }
+  if (cache) cache->advance(T);
   const autograd::BlockMark head(ctx, -1, 1);
   x = norm(ctx, c, x, m.ln_f_weight, m.ln_f_bias);
   return autograd::linear(ctx, x, m.lm_head, Tensor{});
+}
+
+}  // namespace
+
+Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B, int64_t T,
+                   uint64_t dropout_seed, float* attention_probs) {
+  return forward(ctx, m, ids, B, T, dropout_seed, attention_probs, nullptr);
+}
+
+Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64_t T, KvCache& cache) {
+  TG_CHECK(!ctx.tape && "the KV cache is for inference: no tape");
+  return forward(ctx, m, ids, 1, T, 0, nullptr, &cache);
 }
 
 Tensor gpt_loss(const OpContext& ctx, const GPT& model, const int32_t* ids, const int32_t* targets,

@@ -5,9 +5,12 @@
 //               spelled out there and only there
 //   gpt.h       (this file) the GPT: views bound from the table, GPT-2
 //               initialisation by role, the forward pass (taped for
-//               training, untaped for inference: the same code and kernels)
-//               and the memory plan of one training step
-//   decode.h    one-token-at-a-time inference with a KV cache
+//               training, untaped for inference, or untaped with a KV
+//               cache for decoding: one spelling of the model) and the
+//               memory plan of one training step
+//   kv_cache.h  the keys and values a cached forward keeps between calls
+//   decode.h    the sampler's driver of the cached forward: a prompt in one
+//               pass, then one token a call, and the context shift
 //   sampling.h  temperature, top-k and top-p sampling from logits
 // Functions are named noun_verb (gpt_create, gpt_init, gpt_forward).
 #pragma once
@@ -20,6 +23,7 @@
 #include "autograd/planner.h"
 #include "autograd/base/rng.h"
 #include "nn/config.h"
+#include "nn/kv_cache.h"
 #include "nn/params.h"
 
 namespace nn {
@@ -90,6 +94,14 @@ void gpt_init(GPT& model, uint64_t seed, const InitOptions& options = {});
 // probabilities [n_layer, B, n_head, T, T] (tapegpt attention).
 Tensor gpt_forward(const autograd::OpContext& ctx, const GPT& model, const int32_t* ids, int64_t B,
                    int64_t T, uint64_t dropout_seed = 0, float* attention_probs = nullptr);
+// The same forward with a KV cache (Note [KV-cache forward] in gpt.cpp):
+// inference only (ctx has no tape), one sequence. ids[1,T] are positions
+// cache.length()…cache.length()+T-1 (at most block_size in all); attention
+// reads the cached keys and values and appends these T positions'. Returns
+// their logits [1,T,V] (those of the last predict the next token); the cache
+// then holds T more positions.
+Tensor gpt_forward(const autograd::OpContext& ctx, const GPT& model, const int32_t* ids, int64_t T,
+                   KvCache& cache);
 
 // One training micro-batch's loss: gpt_forward, then the mean cross-entropy
 // against targets[B,T]: what a taped step records.

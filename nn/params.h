@@ -3,7 +3,7 @@
 // AdamW decay and place in four flat buffers (parameters, gradients, AdamW's
 // two moments). The flat buffers, the model's views (gpt_bind_views), its
 // initialisation (gpt_init), checkpoints, `tapegpt params`, the FLOP count and
-// the widths the arena plan and decoder use all read it.
+// the widths the arena plan uses all read it.
 #pragma once
 
 #include <cstdint>

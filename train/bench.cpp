@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <vector>
 
 #include "autograd/kernels/attention_flash.h"
 #include "autograd/kernels/attention_naive.h"
@@ -244,7 +245,9 @@ BenchResult run_bench(const BenchOptions& o) {
     nn::gpt_init(smodel, 3);
     set_precision(smodel.store, o.precision);
     nn::Decoder dec(smodel);
-    for (int64_t i = 0; i < o.prompt_tokens; ++i) dec.step(static_cast<int32_t>(i % c.vocab_size));
+    std::vector<int32_t> prompt(static_cast<size_t>(o.prompt_tokens));
+    for (int64_t i = 0; i < o.prompt_tokens; ++i) prompt[static_cast<size_t>(i)] = static_cast<int32_t>(i % c.vocab_size);
+    if (!prompt.empty()) dec.feed(prompt);
     const auto t0 = Clock::now();
     int32_t next = 0;
     for (int64_t i = 0; i < o.sample_tokens; ++i) {

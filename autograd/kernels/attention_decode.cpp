@@ -1,5 +1,5 @@
-// Attention for one new token against a KV cache (the decode step of
-// inference; see kernels.h).
+// Attention for new tokens against a KV cache (inference; see kernels.h):
+// one query, or a prompt's rows one query each.
 #include <cmath>
 
 #include "autograd/kernels/kernels.h"
@@ -35,6 +35,20 @@ void attention_decode(float* out, float* scratch, const float* q, const float* k
       for (int64_t i = 0; i < HS; ++i) oh[i] += p * vj[i];
     }
   }
+}
+
+void attention_decode_rows(float* out, float* scratch, const float* qkv, const float* k_cache,
+                           const float* v_cache, int64_t pos0, int64_t T, int64_t C, int64_t NH) {
+  const int64_t Tc = pos0 + T;
+  if (T == 1) {  // one token: attention_decode parallelises over its heads
+    attention_decode(out, scratch, qkv, k_cache, v_cache, Tc, C, NH);
+    return;
+  }
+  // Rows in parallel; the heads' loop inside then runs on one thread, with
+  // the same arithmetic, so the bits do not depend on the split.
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t t = 0; t < T; ++t)
+    attention_decode(out + t * C, scratch + t * NH * Tc, qkv + t * 3 * C, k_cache, v_cache, pos0 + t + 1, C, NH);
 }
 
 }  // namespace kernels

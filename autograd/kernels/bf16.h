@@ -97,7 +97,7 @@ void widen_kept_qkv(float* wide, const float* qk, const uint16_t* v_bf16, int64_
 void linear_forward_bf16(float* out, const uint16_t* inp, const uint16_t* weight, const float* bias,
                          int64_t N, int64_t IC, int64_t OC);
 // The same from a float32 input, which is rounded into inp_bf16 [N,IC]
-// first: the forward of the bf16 linear op and of the KV-cache decoder.
+// first: the forward of the bf16 linear op.
 void linear_forward_bf16_rounding(float* out, const float* inp, uint16_t* inp_bf16, const uint16_t* weight,
                                   const float* bias, int64_t N, int64_t IC, int64_t OC);
 // dinp[N,IC] += dout·weight; dweight[OC,IC] += doutᵀ·inp. Either may be null.

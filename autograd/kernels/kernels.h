@@ -91,7 +91,7 @@ void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const floa
 //   x' = x·cos - y·sin,  y' = x·sin + y·cos;  v is copied unchanged.
 // cos and sin are computed in double, then rounded to float, so results do
 // not depend on the libm vector path. out may alias qkv exactly (in place:
-// the KV-cache decode rotates one row with B = T = 1, pos0 = its position).
+// a KV-cache forward rotates its new rows with pos0 = the first's position).
 // HS must be even.
 void rope_forward(float* out, const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
                   int64_t pos0);
@@ -125,6 +125,13 @@ void swiglu_backward(float* dinp, const float* dout, const float* inp, int64_t N
 // out[C]. scratch holds NH*Tc floats.
 void attention_decode(float* out, float* scratch, const float* q, const float* k_cache,
                       const float* v_cache, int64_t Tc, int64_t C, int64_t NH);
+// The same for T new queries at positions pos0…pos0+T-1, each against the
+// cache up to its own position (a prompt read in one pass): q is row t of
+// qkv[T,3C] (its first C floats), out[T,C], the cache rows 0…pos0+T-1 valid,
+// scratch T*NH*(pos0+T) floats. Every row gets attention_decode's bits, on
+// any number of threads.
+void attention_decode_rows(float* out, float* scratch, const float* qkv, const float* k_cache,
+                           const float* v_cache, int64_t pos0, int64_t T, int64_t C, int64_t NH);
 
 // ---- softmax + cross-entropy ----------------------------------------------
 // probs[N,V] = softmax(logits); losses[N] = -log probs[n, targets[n]].

@@ -3,6 +3,8 @@
 // recomputes the probabilities from it. The naive T×T kernels are not an op:
 // tests and `tapegpt bench --naive-attention` call them directly.
 // Gradient check: tests/autograd/test_ops_gradcheck.cpp [attention].
+#include <cstring>
+
 #include "autograd/kernels/attention_flash.h"
 #include "autograd/kernels/bf16.h"
 #include "autograd/ops/op_support.h"
@@ -104,6 +106,28 @@ Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, float 
   }
   run_op(ctx, AttentionRecord{out.data, lse, probs, qkv.grad, out.grad, qkv.data, B, T, C, NH, p, seed},
          record, out, EntryUses{&qkv}.saves(qkv, out));
+  return out;
+}
+
+Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, const LayerCache& cache) {
+  TG_CHECK(!ctx.tape && "the KV cache is for inference: no tape");
+  TG_CHECK(qkv.ndim == 3 && qkv.size(0) == 1 && qkv.size(2) % 3 == 0);
+  const int64_t T = qkv.size(1), C = qkv.size(2) / 3, NH = n_head, pos0 = cache.pos0;
+  TG_CHECK(C % NH == 0 && pos0 >= 0 && pos0 + T <= cache.capacity);
+  // Append this call's k and v (RoPE already rotated k) to the cache.
+  for (int64_t t = 0; t < T; ++t) {
+    const float* row = qkv.data + t * 3 * C;
+    std::memcpy(cache.k + (pos0 + t) * C, row + C, static_cast<size_t>(C) * sizeof(float));
+    std::memcpy(cache.v + (pos0 + t) * C, row + 2 * C, static_cast<size_t>(C) * sizeof(float));
+  }
+  // v as the plain op's bf16 record reads it (Note [bf16 attention inputs]).
+  if (ctx.precision.bf16) kernels::round_through_bf16(cache.v + pos0 * C, T * C);
+  // A prompt from position 0 sees only itself: the plain op over its rows is
+  // the same attention, vectorised, and gives the uncached forward's bits.
+  if (pos0 == 0 && T > 1) return attention(ctx, qkv, n_head);
+  Tensor out = new_output(ctx, qkv, C, false);
+  float* scratch = ctx.arena->alloc(T * NH * (pos0 + T));
+  kernels::attention_decode_rows(out.data, scratch, qkv.data, cache.k, cache.v, pos0, T, C, NH);
   return out;
 }
 

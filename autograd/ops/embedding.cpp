@@ -1,5 +1,5 @@
-// The embedding op: out[b,t,:] = wte[ids[b,t],:] + wpe[t,:] (wpe may be
-// undefined: no position table).
+// The embedding op: out[b,t,:] = wte[ids[b,t],:] + wpe[pos0+t,:] (wpe may be
+// undefined: no position table; pos0 > 0 in a KV-cache forward).
 // Gradient check: tests/autograd/test_ops_gradcheck.cpp [embedding].
 #include "autograd/ops/op_support.h"
 
@@ -25,13 +25,16 @@ struct EmbeddingRecord {
 }  // namespace
 
 Tensor embedding(const OpContext& ctx, const int32_t* ids, int64_t B, int64_t T, const Tensor& wte,
-                 const Tensor& wpe) {
+                 const Tensor& wpe, int64_t pos0) {
   const int64_t C = wte.size(1);
-  TG_CHECK(!wpe.defined() || (wpe.size(1) == C && T <= wpe.size(0)));
+  TG_CHECK(pos0 >= 0 && (!wpe.defined() || (wpe.size(1) == C && pos0 + T <= wpe.size(0))));
   const bool record = records(ctx, wte, wpe);
   Tensor out = new_output(ctx, tensor_view(nullptr, nullptr, {B, T, C}), C, record);
-  run_op(ctx, EmbeddingRecord{out.data, wte.grad, wpe.grad, out.grad, ids, ctx.precision.values(wte),
-                              ctx.precision.values(wpe), B, T, C},
+  // The kernels see the position rows from pos0 on as a table of their own.
+  float* dwpe = wpe.grad ? wpe.grad + pos0 * C : nullptr;
+  run_op(ctx,
+         EmbeddingRecord{out.data, wte.grad, dwpe, out.grad, ids, ctx.precision.values(wte),
+                         ctx.precision.values(wpe).from(pos0 * C), B, T, C},
          record, out, EntryUses{&wte, &wpe});
   return out;
 }

@@ -330,6 +330,16 @@ TEST_CASE("attention_decode matches the last row of full attention", "[kernels]"
     kernels::attention_decode(dec.data(), scratch.data(), qkv.data() + t * 3 * C, kc.data(), vc.data(), t + 1, C, NH);
     for (int64_t c = 0; c < C; ++c) CHECK(dec[c] == Approx(out[t * C + c]).margin(1e-5));
   }
+  // Rows pos0…T-1 in one call (a prompt read in one pass after pos0 cached
+  // tokens): each row has the bits of attention_decode at its position.
+  const int64_t pos0 = 4, n = T - pos0;
+  FVec rows(n * C), rows_scratch(n * NH * T);
+  kernels::attention_decode_rows(rows.data(), rows_scratch.data(), qkv.data() + pos0 * 3 * C, kc.data(), vc.data(),
+                                 pos0, n, C, NH);
+  for (int64_t t = pos0; t < T; ++t) {
+    kernels::attention_decode(dec.data(), scratch.data(), qkv.data() + t * 3 * C, kc.data(), vc.data(), t + 1, C, NH);
+    for (int64_t c = 0; c < C; ++c) REQUIRE(rows[(t - pos0) * C + c] == dec[c]);
+  }
 }
 
 TEST_CASE("cross-entropy kernels match the reference, in place too", "[kernels]") {

@@ -209,6 +209,14 @@ TEST_CASE("attention and cross-entropy are thread-count independent", "[threads]
     kernels::attention_decode(out.data(), scratch.data(), q.data(), kc.data(), vc.data(), Tc, C, NH);
     return Buffers{out};
   });
+  const int64_t rows = 40;  // the last 40 positions' queries, from rows of a qkv
+  const auto qkv_rows = random_floats(rows * 3 * C, 22);
+  check_thread_independent("attention_decode_rows", [&] {
+    std::vector<float> out(rows * C), scratch(rows * NH * Tc);
+    kernels::attention_decode_rows(out.data(), scratch.data(), qkv_rows.data(), kc.data(), vc.data(), Tc - rows,
+                                   rows, C, NH);
+    return Buffers{out};
+  });
   const auto logits = random_floats(N * V, 20, -8.0f, 8.0f);
   const auto targets = random_ids(N, static_cast<int32_t>(V), 21);
   check_thread_independent("crossentropy/softmax", [&] {

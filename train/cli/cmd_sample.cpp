@@ -1,5 +1,6 @@
-// `tapegpt sample`: stream text from a checkpoint, one token at a time,
-// through the KV-cache decoder.
+// `tapegpt sample`: stream text from a checkpoint through the KV-cache
+// forward: the prompt in one pass, then one token at a time.
+#include <chrono>
 #include <cstdio>
 
 #include "autograd/base/rng.h"
@@ -20,7 +21,8 @@ int cmd_sample(int argc, char** argv) {
                         "smallest set reaching probability P, renormalise, draw.\n"
                         "Context: once prompt + output fill block_size tokens, the oldest half is dropped\n"
                         "and the newest block_size/2 tokens are re-encoded from position 0 (a context\n"
-                        "shift, as llama.cpp's); the model never sees more than block_size tokens.");
+                        "shift, as llama.cpp's); the model never sees more than block_size tokens.\n"
+                        "The prompt is read in one forward pass; its time and the generation's go to stderr.");
   opts.add_options()
       ("ckpt", "checkpoint to sample from", cxxopts::value<std::string>())
       ("prompt", "text to continue (default: a newline, or GPT-2's <|endoftext|>)", cxxopts::value<std::string>())
@@ -68,16 +70,25 @@ int cmd_sample(int argc, char** argv) {
   tg::Rng rng(get<uint64_t>(r, "seed"));
   const std::string shown = r.count("prompt") ? get<std::string>(r, "prompt") : std::string();
   std::fwrite(shown.data(), 1, shown.size(), stdout);
-  const float* logits = nullptr;
-  for (int32_t t : prompt) logits = decoder.step(t);
+  using Clock = std::chrono::steady_clock;
+  const auto t0 = Clock::now();
+  const float* logits = decoder.feed(prompt);
+  const auto t1 = Clock::now();
   for (int64_t i = 0; i < max_new; ++i) {
     const int32_t next = sampler.sample(logits, so, rng);
     const std::string& bytes = lm.tokenizer.token_bytes(next);
     std::fwrite(bytes.data(), 1, bytes.size(), stdout);
     std::fflush(stdout);
-    logits = decoder.step(next);
+    if (i + 1 < max_new) logits = decoder.step(next);  // the last token's logits would go unread
   }
   std::fputc('\n', stdout);
+  // Timings on stderr, apart from the text: the prompt is one forward pass,
+  // each new token one more (Note [KV-cache forward] in nn/gpt.cpp).
+  const double prompt_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  const double gen_ms = std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
+  std::fprintf(stderr, "prompt: %zu tokens in %.1f ms; generated: %lld tokens in %.1f ms (%.1f tokens/s)\n",
+               prompt.size(), prompt_ms, static_cast<long long>(max_new), gen_ms,
+               gen_ms > 0 ? 1000.0 * static_cast<double>(max_new) / gen_ms : 0.0);
   return 0;
 }
 

@@ -48,7 +48,7 @@ std::vector<float> cached_one_at_a_time(const nn::GPT& m, const std::vector<int3
   std::vector<float> out;
   for (int32_t id : ids) {
     arena.reset();
-    autograd::Tensor logits = nn::gpt_forward({&arena, nullptr}, m, &id, 1, cache);
+    autograd::Tensor logits = nn::gpt_forward({&arena, nullptr, nn::run_precision(m.store)}, m, &id, 1, cache);
     out.insert(out.end(), logits.data, logits.data + V);
   }
   return out;
@@ -59,7 +59,7 @@ std::vector<float> cached_one_pass(const nn::GPT& m, const std::vector<int32_t>&
   const int64_t T = static_cast<int64_t>(ids.size());
   nn::KvCache cache(m.config);
   autograd::Arena arena;
-  autograd::Tensor logits = nn::gpt_forward({&arena, nullptr}, m, ids.data(), T, cache);
+  autograd::Tensor logits = nn::gpt_forward({&arena, nullptr, nn::run_precision(m.store)}, m, ids.data(), T, cache);
   CHECK(cache.length() == T);
   return std::vector<float>(logits.data, logits.data + T * m.config.vocab_size);
 }
@@ -78,7 +78,7 @@ TEST_CASE("cached logits equal the full forward's at every position", "[decode]"
     const nn::GPT m = testing::tiny_model(c, 7, 1.0f);
     const testing::Batch b = testing::tiny_batch(1, c.block_size, c.vocab_size);
     autograd::Arena arena;
-    autograd::Tensor full = nn::gpt_forward({&arena, nullptr}, m, b.inputs.data(), 1, b.T);
+    autograd::Tensor full = nn::gpt_forward({&arena, nullptr, nn::run_precision(m.store)}, m, b.inputs.data(), 1, b.T);
     // A token a call: the one-row kernels, close to the full forward's.
     const std::vector<float> cached = cached_one_at_a_time(m, b.inputs);
     REQUIRE(cached.size() == static_cast<size_t>(b.T * c.vocab_size));
@@ -115,7 +115,7 @@ TEST_CASE("a prompt read in one pass, or in pieces, gives the logits of one toke
     int64_t start = 0;
     for (int64_t n : {20, 1, 27}) {
       arena.reset();
-      autograd::Tensor logits = nn::gpt_forward({&arena, nullptr}, m, b.inputs.data() + start, n, cache);
+      autograd::Tensor logits = nn::gpt_forward({&arena, nullptr, nn::run_precision(m.store)}, m, b.inputs.data() + start, n, cache);
       const std::vector<float> expected(one_pass.begin() + start * c.vocab_size,
                                         one_pass.begin() + (start + n) * c.vocab_size);
       CHECK(largest_difference(expected, logits.data) <= 1e-5 * std::max(1.0, scale));
@@ -134,7 +134,7 @@ TEST_CASE("past block_size the decoder matches a forward over the cropped contex
     const int32_t next = 3;
     ctx_ids.push_back(next);
     autograd::Arena arena;
-    autograd::Tensor full = nn::gpt_forward({&arena, nullptr}, m, ctx_ids.data(), 1, 5);
+    autograd::Tensor full = nn::gpt_forward({&arena, nullptr, nn::run_precision(m.store)}, m, ctx_ids.data(), 1, 5);
     const std::vector<float> expected(full.data + 4 * c.vocab_size, full.data + 5 * c.vocab_size);
     // The prompt a token at a time, then in one pass; the 9th token makes the
     // cache keep the newest 4 and re-encode them.

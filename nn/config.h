@@ -51,6 +51,9 @@ struct ModelChoice {
   std::vector<const char*> names;  // indexed by the enum's value; the default comes from GPTConfig{}
   int (*get)(const GPTConfig& c);
   void (*set)(GPTConfig& c, int value);
+  // A switch: names are {"off", "on"} and the bare flag (e.g. --qk-norm)
+  // turns it on; /config still records the name.
+  bool is_switch = false;
 };
 
 const std::vector<ModelChoice>& model_choices();

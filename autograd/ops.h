@@ -43,11 +43,15 @@
 //   3. its declaration below;
 //   4. a gradient check in tests/autograd/test_ops_gradcheck.cpp tagged [<op>].
 // As a model option (nn/README.md): a row of Note [Model choices] in
-// nn/config.h and its enum in config.{h,cpp}; one line in nn/gpt.cpp's
-// gpt_forward (training, eval and KV-cache decoding all run it); the
-// parameter table nn/params.cpp if the tensors change; the PyTorch model
-// scripts/nanogpt_model.py with a case in tests/parity/CMakeLists.txt, and
-// the decoder test's option list (tests/nn/test_decode.cpp).
+// nn/config.h and its field (an enum, or a bool for a switch such as
+// --qk-norm) in config.{h,cpp}: the flags, checkpoints, inspect, params and
+// export's refusal follow the row; one line in nn/gpt.cpp's gpt_forward
+// (training, eval and KV-cache decoding all run it); the parameter table
+// nn/params.cpp if the tensors change; the PyTorch model
+// scripts/nanogpt_model.py with a case in scripts/torch_parity.py's
+// OPTION_CONFIGS and tests/parity/CMakeLists.txt, and the decoder test's
+// option list (tests/nn/test_decode.cpp); scripts/h5_to_nanogpt.py's
+// NANOGPT_CHOICES if nanoGPT's model lacks it. Export refuses it by itself.
 //
 // Note [No hidden modes]
 // Whether an op records for backward is decided by its arguments alone:
@@ -143,6 +147,9 @@ Tensor swiglu(const OpContext& ctx, const Tensor& x);
 // ops/rope.cpp — qkv[B,T,3C] with q and k of each head rotated by positions
 // pos0…pos0+T-1 (kernels.h's RoPE), v unchanged.
 Tensor rope(const OpContext& ctx, const Tensor& qkv, int64_t n_head, int64_t pos0 = 0);
+// ops/qk_norm.cpp — qkv[…,3C] with q and k of each head RMS-normed (no gain),
+// v unchanged; recomputable.
+Tensor qk_norm(const OpContext& ctx, const Tensor& qkv, int64_t n_head);
 // ops/attention.cpp — causal self-attention, qkv[B,T,3C] → [B,T,C], with the
 // blockwise kernel (memory linear in T; the naive T×T kernel,
 // kernels/attention_naive.h, is its test oracle and benchmark). With a tape and dropout_p > 0

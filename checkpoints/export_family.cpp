@@ -9,9 +9,11 @@ namespace checkpoints {
 
 namespace {
 
-// "--norm rmsnorm" for the config's value of one model choice.
+// "--norm rmsnorm" for the config's value of one model choice; "--qk-norm"
+// for a switch that is on.
 std::string flag_of(const nn::GPTConfig& c, const char* key) {
   const nn::ModelChoice& row = nn::model_choice(key);
+  if (row.is_switch) return std::string("--") + row.flag;
   return std::string("--") + row.flag + " " + nn::choice_name(row, c);
 }
 
@@ -19,6 +21,16 @@ std::string flag_of(const nn::GPTConfig& c, const char* key) {
 
 FamilyChoice export_family(const nn::GPTConfig& c) {
   using nn::MlpKind, nn::NormKind, nn::PosEncoding;
+  // A model choice the families below do not name (e.g. --qk-norm) must be
+  // at its default: no runtime computes it, so a new choice is refused here
+  // until a family learns it. (--gelu is each format's to check.)
+  for (const nn::ModelChoice& row : nn::model_choices()) {
+    const std::string key = row.key;
+    if (key == "norm" || key == "mlp" || key == "pos_encoding" || key == "gelu") continue;
+    if (row.get(c) != row.get(nn::GPTConfig{}))
+      return {ExportFamily::Gpt2, "this model's " + flag_of(c, row.key) +
+                                      " cannot be expressed: no runtime family computes it; train without it to export"};
+  }
   struct Family {
     ExportFamily family;
     NormKind norm;

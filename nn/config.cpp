@@ -35,6 +35,7 @@ constexpr const char* kPosNames[] = {"learned", "sinusoidal", "rope"};
 constexpr const char* kGeluNames[] = {"tanh", "erf"};
 constexpr const char* kNormNames[] = {"layernorm", "rmsnorm"};
 constexpr const char* kMlpNames[] = {"gelu", "relu2", "swiglu"};
+constexpr const char* kSwitchNames[] = {"off", "on"};
 
 template <size_t N>
 std::vector<const char*> list(const char* const (&names)[N]) {
@@ -69,6 +70,9 @@ const std::vector<ModelChoice>& model_choices() {
       {"gelu", "gelu", "GELU form: GPT-2's tanh approximation or erf (PyTorch's nn.GELU(), nanoGPT's current model)",
        list(kGeluNames), [](const C& c) { return static_cast<int>(c.gelu); },
        [](C& c, int v) { c.gelu = static_cast<kernels::GeluKind>(v); }},
+      {"qk_norm", "qk-norm", "QK-norm: RMS-normalise each head's q and k (no gain) before attention",
+       list(kSwitchNames), [](const C& c) { return static_cast<int>(c.qk_norm); },
+       [](C& c, int v) { c.qk_norm = v != 0; }, /*is_switch=*/true},
   };
   return rows;
 }

@@ -30,6 +30,9 @@ struct GPTConfig {
   kernels::GeluKind gelu = kernels::GeluKind::Tanh;
   NormKind norm = NormKind::LayerNorm;  // RMSNorm: gains only, no biases
   MlpKind mlp = MlpKind::Gelu;
+  // QK-norm (modded-nanoGPT's, nanochat's): each head's q and k RMS-normed,
+  // no gain, after RoPE and before attention; no parameters.
+  bool qk_norm = false;
 
   int64_t head_size() const { return n_embd / n_head; }
 };
@@ -39,7 +42,8 @@ struct GPTConfig {
 std::string config_error(const GPTConfig& config);
 
 // Note [Model choices]: the model options that pick one of a few names
-// (--pos-encoding, --gelu, --norm, --mlp), one row each. The training flag
+// (--pos-encoding, --gelu, --norm, --mlp) or are switched on (--qk-norm),
+// one row each. The training flag
 // table, the checkpoint's /config (save and read), `tapegpt inspect` and
 // `tapegpt params`, --init-from's checks, the run fingerprint and the parity
 // tools all walk these rows, so a new choice is an enum, a field and a row
@@ -51,6 +55,9 @@ struct ModelChoice {
   std::vector<const char*> names;  // indexed by the enum's value; the default comes from GPTConfig{}
   int (*get)(const GPTConfig& c);
   void (*set)(GPTConfig& c, int value);
+  // A switch: names are {"off", "on"} and the bare flag (e.g. --qk-norm)
+  // turns it on; /config still records the name.
+  bool is_switch = false;
 };
 
 const std::vector<ModelChoice>& model_choices();

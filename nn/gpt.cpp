@@ -165,6 +165,7 @@ Tensor forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B
       Tensor h = norm(ctx, c, x, b.ln_1_weight, b.ln_1_bias);
       h = autograd::linear(ctx, h, b.c_attn_weight, b.c_attn_bias);
       if (c.pos_encoding == PosEncoding::Rope) h = autograd::rope(ctx, h, c.n_head, pos0);
+      if (c.qk_norm) h = autograd::qk_norm(ctx, h, c.n_head);
       h = cache ? autograd::attention(ctx, h, c.n_head, cache->layer(l))
                 : autograd::attention(ctx, h, c.n_head, p, tg::splitmix64(attn_site), probs_of(l));
       h = autograd::linear(ctx, h, b.attn_proj_weight, b.attn_proj_bias);

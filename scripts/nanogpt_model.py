@@ -4,7 +4,7 @@ torch_parity.py checks tapegpt against and that bench_torch.py times.
 cfg keys: vocab_size, block_size, n_layer, n_head, n_embd, bias, tied,
 pos_encoding ("learned", "sinusoidal" or "rope"), gelu ("tanh", the default,
 or "erf"), norm ("layernorm", the default, or "rmsnorm"), mlp ("gelu", the
-default, "relu2" or "swiglu"): the model choices of nn/config.h (Note [Model
+default, "relu2" or "swiglu"), qk_norm ("off", the default, or "on"): the model choices of nn/config.h (Note [Model
 choices]), each written out here independently of the C++ kernels.
 Parameter names are nanoGPT's.
 """
@@ -76,6 +76,7 @@ class CausalSelfAttention(nn.Module):
         T = cfg["block_size"]
         self.register_buffer("mask", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
         self.rope = cfg["pos_encoding"] == "rope"
+        self.qk_norm = cfg.get("qk_norm", "off") == "on"
         if self.rope:
             cos, sin = rope_tables(T, C // self.n_head)
             self.register_buffer("rope_cos", cos)
@@ -92,6 +93,9 @@ class CausalSelfAttention(nn.Module):
             cos, sin = self.rope_cos[:T], self.rope_sin[:T]
             q = q * cos + rotate_half(q) * sin
             k = k * cos + rotate_half(k) * sin
+        if self.qk_norm:  # each head's q and k RMS-normed, no gain (nanochat's norm(q), norm(k))
+            q = q * torch.rsqrt(q.pow(2).mean(-1, keepdim=True) + 1e-5)
+            k = k * torch.rsqrt(k.pow(2).mean(-1, keepdim=True) + 1e-5)
         att = (q @ k.transpose(-2, -1)) * (1.0 / hs ** 0.5)
         att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
         att = F.softmax(att, dim=-1)

@@ -120,6 +120,7 @@ OPTION_CONFIGS = {
     "rope": dict(pos="rope"),
     "relu2": dict(mlp="relu2"),
     "swiglu": dict(mlp="swiglu"),
+    "qk_norm": {"qk-norm": "on"},
 }
 
 

@@ -208,6 +208,11 @@ std::vector<TrainFlag> make_table() {
   std::vector<TrainFlag> choices;
   for (const nn::ModelChoice& row : nn::model_choices()) {
     const nn::ModelChoice* ch = &row;
+    if (row.is_switch) {  // --qk-norm: present or not
+      choices.push_back({row.flag, "model", row.help, T::Switch, "", false, -1, "",
+                         [ch](O& o, const V& v) { ch->set(o.model, as_int(v) != 0); }, nullptr});
+      continue;
+    }
     choices.push_back({row.flag, "model", nn::choice_alternatives(row) + ": " + row.help, T::Text,
                        nn::choice_name(row, m), false, -1, "",
                        [ch](O& o, const V& v) {

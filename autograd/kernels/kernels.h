@@ -82,6 +82,13 @@ void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* wei
 //   dinp += rstd · (g - x̂ · mean_c(g·x̂)),  dweight += Σ_n dout·x̂.
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
                       const float* weight, const float* rstd, int64_t N, int64_t C);
+// QK-norm: RMSNorm with no gain of each head's q and of its k in qkv[N,3C]
+// (head h: channels h·HS…(h+1)·HS-1 of q and of k), v copied unchanged;
+// rstd[N, 2·NH] saved for backward (q heads, then k heads).
+void qk_rmsnorm_forward(float* out, float* rstd, const float* qkv, int64_t N, int64_t C, int64_t NH);
+// dqkv's q and k parts += rstd · (dout - x̂ · mean_c(dout·x̂)) per head; dv += dout's v part.
+void qk_rmsnorm_backward(float* dqkv, const float* dout, const float* qkv, const float* rstd, int64_t N,
+                         int64_t C, int64_t NH);
 
 // ---- rotary position embedding (RoPE) on q and k of qkv[B,T,3C] -------------
 // Head h owns channels h·HS…(h+1)·HS-1 of q and of k (as the attention

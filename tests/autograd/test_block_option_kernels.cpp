@@ -157,6 +157,55 @@ TEST_CASE("rmsnorm kernels give the same bits for any thread count", "[kernels][
   });
 }
 
+// ---- QK-norm: RMSNorm with gain 1 of each head's q and k ------------------------
+
+// The reference is rmsnorm's, run on the q and k heads as rows of HS with a
+// gain of ones; the bounds are rmsnorm's (check_rmsnorm) with |w| = 1. v is
+// copied exactly forward and its gradient passed through exactly.
+TEST_CASE("qk_norm kernels match the rmsnorm reference per head, v untouched", "[kernels][qk_norm]") {
+  tg::Rng rng(45);
+  const int64_t N = 23, NH = 4, HS = 48, C = NH * HS;  // N·C above the threading threshold
+  Vec qkv = testing::float_exact_vector<double>(N * 3 * C, rng, 3.0), dout = testing::float_exact_vector<double>(N * 3 * C, rng),
+      d0 = testing::float_exact_vector<double>(N * 3 * C, rng);
+  for (int64_t c = 0; c < HS; ++c) qkv[c] *= 1e-3;  // one head with an RMS near √eps
+  const Vec ones(HS, 1.0);
+  // Per token: rows 0..2NH-1 are its q and k heads.
+  auto head = [&](int64_t n, int64_t h) { return n * 3 * C + h * HS; };
+  Vec out = qkv, rstd(N * 2 * NH), dx = d0;
+  Vec sout(qkv.size(), 0.0), srstd(rstd.size()), sdx = abs_of(d0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t h = 0; h < 2 * NH; ++h) {
+      const int64_t at = head(n, h);
+      double& s = rstd[n * 2 * NH + h];
+      ref::rmsnorm_forward(&out[at], &s, &qkv[at], ones.data(), 1, HS);
+      Vec dw(HS, 0.0);
+      ref::rmsnorm_backward(&dx[at], dw.data(), &dout[at], &qkv[at], ones.data(), &s, 1, HS);
+      srstd[n * 2 * NH + h] = s;
+      double gxm = 0.0;
+      for (int64_t c = 0; c < HS; ++c) gxm += std::fabs(dout[at + c] * qkv[at + c]) * s / HS;
+      for (int64_t c = 0; c < HS; ++c) {
+        sout[at + c] = std::fabs(qkv[at + c]) * s;
+        sdx[at + c] += s * (std::fabs(dout[at + c]) + std::fabs(qkv[at + c]) * s * gxm);
+      }
+    }
+  for (int64_t n = 0; n < N; ++n)  // v: dout added to the gradient
+    for (int64_t c = 2 * C; c < 3 * C; ++c) {
+      dx[n * 3 * C + c] += dout[n * 3 * C + c];
+      sdx[n * 3 * C + c] += std::fabs(dout[n * 3 * C + c]);
+    }
+  FVec fqkv = to_float(qkv), fout(qkv.size()), frstd(rstd.size()), fdx = to_float(d0), fdout = to_float(dout);
+  kernels::qk_rmsnorm_forward(fout.data(), frstd.data(), fqkv.data(), N, C, NH);
+  kernels::qk_rmsnorm_backward(fdx.data(), fdout.data(), fqkv.data(), frstd.data(), N, C, NH);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 2 * C; c < 3 * C; ++c) {
+      REQUIRE(same_bits(&fout[n * 3 * C + c], &fqkv[n * 3 * C + c], 1));
+      REQUIRE(fdx[n * 3 * C + c] == static_cast<float>(dx[n * 3 * C + c]));  // d0 + dout, both float-exact: one rounding
+    }
+  require_within(fout, out, sout, 4, "qk_norm out");
+  require_within(frstd, rstd, srstd, 2, "qk_norm rstd");
+  require_within(fdx, dx, sdx, 10, "qk_norm dqkv");
+}
+
 // ---- RoPE ----------------------------------------------------------------------
 
 TEST_CASE("reference rope backward matches finite differences", "[gradcheck][reference][rope]") {

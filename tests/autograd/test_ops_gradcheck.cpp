@@ -173,6 +173,15 @@ TEST_CASE("rope op gradients, from position 0 and later", "[gradcheck][ops][rope
     }, rng);
 }
 
+TEST_CASE("qk_norm op gradients (q and k per head; v passed through)", "[gradcheck][ops][qk_norm]") {
+  tg::Rng rng(44);
+  Leaf qkv = make_leaf({2, 5, 3 * 8}, rng);
+  for (int64_t n_head : {1, 2, 4})
+    check_op({&qkv}, [n_head](OpContext& ctx, std::vector<Tensor>& v) {
+      return autograd::qk_norm(ctx, v[0], n_head);
+    }, rng);
+}
+
 // The naive T×T kernels are compared with the blockwise ones directly, with
 // and without dropout, in test_attention_flash.cpp.
 TEST_CASE("attention op gradients", "[gradcheck][ops][attention]") {

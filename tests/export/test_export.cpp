@@ -375,6 +375,13 @@ TEST_CASE("export_family: the three families, and a refusal naming what differs"
   c.mlp = nn::MlpKind::Gelu;
   c.gelu = kernels::GeluKind::Erf;
   CHECK_THAT(checkpoints::gguf_refusal(c, data::byte_spec()), Catch::Contains("--gelu erf"));
+  // A choice no family names (--qk-norm) is refused by itself, in every family.
+  c.gelu = kernels::GeluKind::Tanh;
+  CHECK(checkpoints::export_family(c).refusal.empty());
+  c.qk_norm = true;
+  CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --qk-norm cannot"));
+  c.norm = nn::NormKind::RMSNorm, c.mlp = nn::MlpKind::Swiglu, c.pos_encoding = nn::PosEncoding::Rope;
+  CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --qk-norm cannot"));
 }
 
 TEST_CASE("byte-level vocabularies: char merges join each character's bytes; gpt2 keeps its aliases") {

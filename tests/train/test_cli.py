@@ -390,6 +390,32 @@ class Cli(unittest.TestCase):
         self.assertNotEqual(json.loads(erf_loss)["loss"], json.loads(tanh_loss)["loss"])
         self.assertIn("gelu", run("train", "--help").stdout)
 
+    def test_qk_norm_is_saved_resumed_sampled_and_refused_by_export(self):
+        if not h5py:
+            self.skipTest("h5py not installed")
+        out = os.path.join(self.tmp, "qk")
+        run("train", "--data", self.data, "--out", out, *MODEL, "--max-steps", "2", "--qk-norm",
+            "--ckpt-interval", "1")
+        ckpt = os.path.join(out, "ckpt.h5")
+        with h5py.File(ckpt, "r") as f:
+            self.assertEqual(f["config"].attrs["qk_norm"], b"on")
+        self.assertIn("qk_norm on", run("inspect", "--ckpt", ckpt).stdout)
+        run("train", "--resume", ckpt, "--max-steps", "3")
+        self.assertTrue(run("sample", "--ckpt", ckpt, "--max-new-tokens", "5").stdout)
+        # Without QK-norm the same weights compute another function.
+        off = os.path.join(self.tmp, "qk_off.h5")
+        shutil.copy(ckpt, off)
+        with h5py.File(off, "r+") as f:
+            f["config"].attrs["qk_norm"] = np.bytes_(b"off")
+        val = os.path.join(self.data, "val.bin")
+        on_loss = json.loads(run("eval", "--ckpt", ckpt, "--tokens", val, "--json").stdout)["loss"]
+        off_loss = json.loads(run("eval", "--ckpt", off, "--tokens", val, "--json").stdout)["loss"]
+        self.assertNotEqual(on_loss, off_loss)
+        gguf = os.path.join(self.tmp, "qk.gguf")
+        self.expect_error(["export", "--ckpt", ckpt, "--format", "gguf", "--out", gguf], 1, "--qk-norm")
+        self.assertFalse(os.path.exists(gguf))
+        self.assertIn("--qk-norm", run("train", "--help").stdout)
+
     def test_version_mismatch_and_foreign_hdf5(self):
         if not h5py:
             no_skip.skip_test_or_fail(self, "h5py not installed (python3-h5py)")

@@ -336,6 +336,17 @@ TEST_CASE("the model choices are flags with today's defaults and one-line errors
   CHECK(o.model.mlp == nn::MlpKind::Swiglu);
   train::find_train_flag("mlp")->set(o, std::string("relu2"));
   CHECK(o.model.mlp == nn::MlpKind::Relu2);
+  // A switch choice: a bare flag, off unless given, recorded in /config.
+  const train::TrainFlag* qk = train::find_train_flag("qk-norm");
+  REQUIRE(qk != nullptr);
+  CHECK(qk->type == train::FlagType::Switch);
+  CHECK(qk->group == "model");
+  CHECK(qk->saved_slot == -1);
+  CHECK_FALSE(o.model.qk_norm);
+  qk->set(o, int64_t{1});
+  CHECK(o.model.qk_norm);
+  qk->set(o, int64_t{0});
+  CHECK_FALSE(o.model.qk_norm);
   const std::vector<std::pair<std::string, std::string>> errors = {
       {"norm", "--norm must be 'layernorm' or 'rmsnorm' (got 'batchnorm')"},
       {"pos-encoding", "--pos-encoding must be 'learned', 'sinusoidal' or 'rope' (got 'batchnorm')"},

@@ -48,8 +48,10 @@ int cmd_params(int argc, char** argv) {
       ("block-size", "context length", cxxopts::value<int64_t>())
       ("no-bias", "no biases")
       ("untied", "separate lm_head");
-  for (const nn::ModelChoice& row : nn::model_choices())  // --norm, --pos-encoding, --mlp, --gelu
-    opts.add_options()(row.flag, nn::choice_alternatives(row), cxxopts::value<std::string>());
+  for (const nn::ModelChoice& row : nn::model_choices()) {  // --norm, --pos-encoding, --mlp, --gelu, --qk-norm
+    if (row.is_switch) opts.add_options()(row.flag, row.help);
+    else opts.add_options()(row.flag, nn::choice_alternatives(row), cxxopts::value<std::string>());
+  }
   add_common_options(opts);
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
@@ -74,7 +76,8 @@ int cmd_params(int argc, char** argv) {
   if (r.count("no-bias")) c.bias = false;
   if (r.count("untied")) c.tied = false;
   for (const nn::ModelChoice& row : nn::model_choices())
-    if (r.count(row.flag) && !nn::choice_parse(row, get<std::string>(r, row.flag), &c))
+    if (row.is_switch && r.count(row.flag)) row.set(c, 1);
+    else if (!row.is_switch && r.count(row.flag) && !nn::choice_parse(row, get<std::string>(r, row.flag), &c))
       throw tg::UsageError("--" + std::string(row.flag) + " must be " + nn::choice_list(row) + " (got '" +
                            get<std::string>(r, row.flag) + "')");
   const std::string err = nn::config_error(c);

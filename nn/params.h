@@ -39,7 +39,7 @@ enum class ParamRole {
 // residual add) and MLP half (layer l, part 1), and of the head (layer -1,
 // part 1: ln_f and lm_head); the embeddings (layer -1, part 0) are unmarked,
 // entry 0. param_part says which part a parameter belongs to, so the MPI
-// gradient buckets (train/grad_buckets.h) know after which entry of the
+// gradient buckets (train/distributed/grad_buckets.h) know after which entry of the
 // backward each parameter's gradient is final.
 int param_part(ParamRole role);
 

@@ -15,7 +15,7 @@
 // depends on the RUNPATH (CMakeLists.txt picks the OpenMP build), the
 // alternatives system and LD_LIBRARY_PATH. openblas_get_parallel() says
 // which one it is, and each is handled differently (measurements and
-// reasons in BENCHMARKS.md, "OpenBLAS builds"):
+// reasons in BENCHMARKS-journal.md, "OpenBLAS builds"):
 //  - openmp: BLAS runs on our own OpenMP pool; with the SkylakeX and
 //    Cooperlake kernels nothing more to do; with any other core, held at one
 //    thread per call and split as the pthread build is, since its own cuts
@@ -33,7 +33,7 @@
 //    several threads at once (two concurrent sgemm calls sometimes return
 //    wrong results; apparently built without USE_LOCKING), so every
 //    OpenBLAS call stays on one thread and tapegpt says so where it reports
-//    the build; the cost is in BENCHMARKS.md, "OpenBLAS builds".
+//    the build; the cost is in BENCHMARKS-journal.md, "OpenBLAS builds".
 #pragma once
 
 #include <string>

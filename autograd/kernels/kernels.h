@@ -165,7 +165,7 @@ void dropout_backward(float* dinp, const float* dout, float p, uint64_t seed, in
 // sums added in chunk order. sum_squares_partials writes the partials of
 // chunks [chunk_begin, chunk_end) of the n-element buffer x into partial[],
 // so ranks holding different chunks can add them up to the same bits
-// (Note [Sharded optimizer state] in train/optimizer_shard.h).
+// (Note [Sharded optimizer state] in train/distributed/optimizer_shard.h).
 constexpr int64_t kSumSquaresMaxChunks = 4096;
 int64_t sum_squares_chunk(int64_t n);
 void sum_squares_partials(double* partial, const float* x, int64_t n, int64_t chunk_begin, int64_t chunk_end);

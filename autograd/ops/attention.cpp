@@ -46,7 +46,7 @@ struct AttentionRecord {
 // float32, 137.0 in bf16). Rounding q and k too, as autocast's q·kᵀ does,
 // keeps half (128.4 MiB), but it put the demo's final validation loss
 // +0.021 from float32's, past issue 22's 0.02, where v alone gave +0.005
-// (BENCHMARKS.md, Learning in bf16): an error in a score goes through exp,
+// (BENCHMARKS-journal.md, Learning in bf16): an error in a score goes through exp,
 // one in v is only carried along.
 // Both kernels read qkv rebuilt into scratch that lives only while they run.
 // The rounding's gradient is taken as the identity (autocast's too): dqkv is

@@ -180,7 +180,8 @@ TEST_CASE("model choices: every name parses back and prints the same", "[config]
       {"norm", {"layernorm", "rmsnorm"}},
       {"pos_encoding", {"learned", "sinusoidal", "rope"}},
       {"mlp", {"gelu", "relu2", "swiglu"}},
-      {"gelu", {"tanh", "erf"}}};
+      {"gelu", {"tanh", "erf"}},
+      {"qk_norm", {"off", "on"}}};
   REQUIRE(nn::model_choices().size() == expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
     const nn::ModelChoice& row = nn::model_choices()[i];

@@ -23,6 +23,19 @@ bool under_mpirun() {
   return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") || std::getenv("PMIX_RANK");
 }
 
+// Why auto does not measure in this process, or "" where it does (Note
+// [auto precision]).
+std::string why_not_measured() {
+  if (under_mpirun()) return kNotMeasuredMpi;
+#if defined(__SANITIZE_ADDRESS__)
+  // ASan and UBSan slow tapegpt's own loops (the roundings to bf16) far more
+  // than oneDNN's JIT kernels: a measured ratio would say nothing.
+  return "a sanitizer build's speeds say nothing of a release build's: the ISA alone decides";
+#else
+  return "";
+#endif
+}
+
 std::string fixed2(double x) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f", x);
@@ -40,7 +53,8 @@ Bf16Backend Bf16Backend::here() {
   return Bf16Backend{kernels::bf16_matmul_available(), kernels::bf16_native(), kernels::dnnl_effective_isa()};
 }
 
-PrecisionChoice decide_auto(const Bf16Backend& b, double speedup, const AutoShape* shape) {
+PrecisionChoice decide_auto(const Bf16Backend& b, double speedup, const AutoShape* shape,
+                            const std::string& not_measured) {
   PrecisionChoice c;
   if (!b.available) {
     c.reason = "auto: float32, since " + why_no_bf16(b);
@@ -50,7 +64,7 @@ PrecisionChoice decide_auto(const Bf16Backend& b, double speedup, const AutoShap
   } else if (speedup <= 0) {
     c.precision = Precision::Bf16;
     c.reason = "auto: bf16, since oneDNN runs " + b.isa + " (native bf16" +
-               std::string(shape ? "; not measured: ranks of an mpirun job decide on the ISA alone" : "") + ")";
+               std::string(shape ? "; not measured: " + not_measured : "") + ")";
   } else {
     c.measured_speedup = speedup;
     const std::string measured = "measured " + fixed2(speedup) + "x float32's matmul speed at this model's width" +
@@ -72,9 +86,11 @@ PrecisionChoice choose_precision(const std::string& requested, const std::string
   if (requested == "fp32") {
     c.reason = asked;
   } else if (requested == "auto") {
-    const bool measure = b.native && shape && shape->C > 0 && !under_mpirun();
+    const std::string not_measured = why_not_measured();
+    const bool measure = b.native && shape && shape->C > 0 && not_measured.empty();
     const auto t0 = std::chrono::steady_clock::now();
-    c = decide_auto(b, measure ? measure_bf16_speedup(shape->rows, shape->C) : 0.0, shape);
+    c = decide_auto(b, measure ? measure_bf16_speedup(shape->rows, shape->C) : 0.0, shape,
+                    not_measured.empty() ? kNotMeasuredMpi : not_measured);
     if (measure)  // what the check cost this run
       c.reason += ", checked in " +
                   fixed2(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) + " s";

@@ -48,7 +48,9 @@ struct PrecisionChoice {
 //   models, 0.3-0.5 s at GPT-2 small's width) must show the bf16 matmuls
 //   at least kAutoMinSpeedup× float32's, or auto stays float32;
 // - ranks of an mpirun job do not measure (each could measure otherwise on a
-//   busy machine and the ranks must agree): there the ISA alone decides;
+//   busy machine and the ranks must agree), nor does a sanitizer build
+//   (ASan slows tapegpt's loops far more than oneDNN's JIT kernels, so its
+//   ratio says nothing): there the ISA alone decides;
 // - a command that runs a checkpoint (eval, sample, attention) follows the
 //   precision the checkpoint was trained in, so eval reproduces the training
 //   log's validation loss (precision_for_checkpoint).
@@ -70,8 +72,11 @@ struct Bf16Backend {
 };
 
 // auto's rule on given facts; `speedup` is the measured bf16/float32 speed
-// ratio, or 0 where none was measured (native: bf16 on the ISA alone).
-PrecisionChoice decide_auto(const Bf16Backend& backend, double speedup, const AutoShape* shape);
+// ratio, or 0 where none was measured (native: bf16 on the ISA alone, for
+// the reason `not_measured`).
+constexpr const char* kNotMeasuredMpi = "ranks of an mpirun job decide on the ISA alone";
+PrecisionChoice decide_auto(const Bf16Backend& backend, double speedup, const AutoShape* shape,
+                            const std::string& not_measured = kNotMeasuredMpi);
 
 // "fp32", "bf16" or "auto" (Note [auto precision]). bf16 asked for where
 // oneDNN has no bf16 matmul is a UsageError; where it is emulated, the

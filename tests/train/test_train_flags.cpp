@@ -290,6 +290,9 @@ TEST_CASE("auto's rule: bf16 only where native and measured faster; the reason s
   const train::PrecisionChoice unmeasured = train::decide_auto(zen4, 0, &shape);
   CHECK(unmeasured.precision == train::Precision::Bf16);
   CHECK(unmeasured.reason.find("not measured: ranks of an mpirun job") != std::string::npos);
+  const train::PrecisionChoice sanitized = train::decide_auto(zen4, 0, &shape, "a sanitizer build's speeds");
+  CHECK(sanitized.precision == train::Precision::Bf16);
+  CHECK(sanitized.reason.find("not measured: a sanitizer build's speeds") != std::string::npos);
 }
 
 TEST_CASE("a checkpoint's command follows its trained precision under auto", "[flags][precision]") {

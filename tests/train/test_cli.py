@@ -372,7 +372,7 @@ class Cli(unittest.TestCase):
 
     def test_gelu_is_saved_and_used(self):
         if not h5py:
-            self.skipTest("h5py not installed")
+            no_skip.skip_test_or_fail(self, "h5py is not installed for /usr/bin/python3 (run scripts/setup.sh)")
         out = os.path.join(self.tmp, "erf")
         run("train", "--data", self.data, "--out", out, *MODEL, "--max-steps", "2", "--gelu", "erf")
         ckpt = os.path.join(out, "ckpt.h5")
@@ -392,7 +392,7 @@ class Cli(unittest.TestCase):
 
     def test_qk_norm_is_saved_resumed_sampled_and_refused_by_export(self):
         if not h5py:
-            self.skipTest("h5py not installed")
+            no_skip.skip_test_or_fail(self, "h5py is not installed for /usr/bin/python3 (run scripts/setup.sh)")
         out = os.path.join(self.tmp, "qk")
         run("train", "--data", self.data, "--out", out, *MODEL, "--max-steps", "2", "--qk-norm",
             "--ckpt-interval", "1")

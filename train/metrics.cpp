@@ -68,7 +68,45 @@ void put_number(std::FILE* f, const char* key, double v) {
   if (std::isfinite(v)) std::fprintf(f, ",\"%s\":%.9g", key, v);
   else std::fprintf(f, ",\"%s\":null", key);
 }
+
+// A JSON string: quotes, backslashes and control characters escaped.
+void put_string(std::FILE* f, const std::string& text) {
+  std::fputc('"', f);
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') std::fprintf(f, "\\%c", c);
+    else if (c < 0x20) std::fprintf(f, "\\u%04x", c);
+    else std::fputc(c, f);
+  }
+  std::fputc('"', f);
+}
 }  // namespace
+
+void MetricsLog::log_plan(double budget_s, const std::string& plan_lines) {
+  begin_line();
+  std::fputs("{", file_);
+  std::fprintf(file_, "\"budget_s\":%.9g,\"plan\":[", budget_s);
+  size_t start = 0;
+  bool first = true;
+  while (start < plan_lines.size()) {
+    size_t end = plan_lines.find('\n', start);
+    if (end == std::string::npos) end = plan_lines.size();
+    if (!first) std::fputc(',', file_);
+    put_string(file_, plan_lines.substr(start, end - start));
+    first = false;
+    start = end + 1;
+  }
+  std::fputs("]", file_);
+  finish_line();
+}
+
+void MetricsLog::log_revision(int64_t step, int64_t max_steps, const std::string& why) {
+  begin_line();
+  std::fprintf(file_, "{\"revised_at_step\":%lld,\"max_steps\":%lld,\"budget\":", static_cast<long long>(step),
+               static_cast<long long>(max_steps));
+  put_string(file_, why);
+  finish_line();
+}
 
 void MetricsLog::log_step(int64_t step, double loss, double lr, double grad_norm,
                           double tokens_per_s, double elapsed_s, double train_s, int world_size,

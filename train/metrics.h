@@ -34,6 +34,11 @@ class MetricsLog {
   void log_step(int64_t step, double loss, double lr, double grad_norm, double tokens_per_s,
                 double elapsed_s, double train_s, int world_size = 1, double allreduce_s = 0.0);
   void log_eval(int64_t step, double val_loss, double elapsed_s, double train_s);
+  // --budget's rows (Note [Budget plan]): the plan before the first step,
+  // {"budget_s":300,"plan":["model: ...", ...]}, and each revision of the
+  // step count, {"revised_at_step":120,"max_steps":1400,"budget":"why"}.
+  void log_plan(double budget_s, const std::string& plan_lines);
+  void log_revision(int64_t step, int64_t max_steps, const std::string& why);
 
  private:
   void begin_line();   // remembers where the object starts

@@ -31,6 +31,12 @@ struct TrainOptions {
   int64_t keep = 2;             // periodic ckpt-STEP.h5 files kept (0 = none)
   bool zero_init_proj = false;  // residual projections start at zero (nn::InitOptions)
   std::string preset;           // the --preset the run started from ("" = none; informational)
+  // --budget (Note [Budget plan] in budget/plan.h), saved: the duration as
+  // given ("" = none), what it fitted ("all" or "steps"), and the plan's
+  // choices with their reasons, one per line.
+  std::string budget;
+  std::string budget_fit = "all";
+  std::string budget_plan;
   // The matmuls' precision: "fp32" or "bf16" once the command resolved the
   // user's --precision (train/precision.h); "auto" only before that. Saved,
   // so a resume keeps it; changing it needs --change-precision.
@@ -41,6 +47,10 @@ struct TrainOptions {
   bool shard_optimizer = false;  // with mpirun: Note [Sharded optimizer state] (not saved)
   // With mpirun: Note [Stall timeout] in distributed/distributed_mpi.cpp (not saved).
   double stall_timeout_s = 300.0;
+  // Not saved: this process's clock (Note [Budget guard] in budget/guard.h).
+  double seconds_before_loop = 0;  // the command's time before the first step (--budget's measurements)
+  double budget_deadline_s = 0;    // 0: no guard; else when the last step should end (since the command began)
+  double budget_hard_deadline_s = 0;
   // Not saved: how this invocation treats the run directory.
   bool replace_run = false;     // a new run (or --overwrite): its first row retires the old files
   std::string resumed_from;     // the checkpoint a resumed run started from

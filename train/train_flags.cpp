@@ -59,6 +59,25 @@ std::vector<TrainFlag> make_table() {
       {"preset", "run", "a training recipe; flags given here win over its values. " + preset_help(), T::Text, "",
        false, 25, "preset", [](O& o, const V& v) { o.preset = as_text(v); },
        [](const O& o) { return V{o.preset}; }},
+      {"budget", "run",
+       "train for this wall time, everything included (90s, 5m, 2h): measures this machine, then chooses the "
+       "model, optimizer, schedule, regularisation and steps that fill it (Note [Budget plan]); flags given "
+       "win over its choices, which the run header prints with their reasons",
+       T::Text, "", false, 27, "budget", [](O& o, const V& v) { o.budget = as_text(v); },
+       [](const O& o) { return V{o.budget}; }},
+      {"budget-fit", "run",
+       "with --budget: all (choose everything) or steps (keep the model and optimizer the flags or defaults "
+       "give; fit only the steps and the schedule into the budget)",
+       T::Text, "all", false, 28, "budget_fit",
+       [](O& o, const V& v) {
+         if (as_text(v) != "all" && as_text(v) != "steps")
+           throw tg::UsageError("--budget-fit must be 'all' or 'steps' (got '" + as_text(v) + "')");
+         o.budget_fit = as_text(v);
+       },
+       [](const O& o) { return V{o.budget_fit}; }},
+      {"", "run", "the --budget plan's choices and reasons (saved, not a flag)", T::Text, "", false, 29,
+       "budget_plan", [](O& o, const V& v) { o.budget_plan = as_text(v); },
+       [](const O& o) { return V{o.budget_plan}; }},
       {"allow-data-change", "run", "with --resume: accept token files that differ from the run's", T::Switch, "",
        true, -1, "", nullptr, nullptr},
       {"overwrite", "run",

@@ -25,6 +25,8 @@
 #include "autograd/kernels/blas_setup.h"
 #include "checkpoints/checkpoint.h"
 #include "data/token_file.h"
+#include "train/budget/duration.h"
+#include "train/budget/guard.h"
 #include "train/distributed/distributed.h"
 #include "train/evaluate.h"
 #include "train/distributed/data_parallel.h"
@@ -140,6 +142,7 @@ class Trainer {
  private:
   double train_step();
   double validate();
+  void keep_to_budget(BudgetGuard& guard, double now_s, MetricsLog* metrics);
   void save(const std::string& path, bool with_optimizer, checkpoints::MomentSource* moments = nullptr);
   void save_full();
   void save_full_sharded();
@@ -147,7 +150,8 @@ class Trainer {
   std::string divergence_advice() const;
   std::string ckpt_path() const { return o_.out_dir + "/ckpt.h5"; }
 
-  const TrainOptions& o_;
+  // A copy: --budget's guard may revise max_steps and the schedule's end.
+  TrainOptions o_;
   nn::GPT& model_;
   const data::TokenizerSpec& tokenizer_;
   checkpoints::TrainState state_;
@@ -291,6 +295,20 @@ std::string Trainer::divergence_advice() const {
          " --lr <smaller>";
 }
 
+// Note [Budget guard]: the step count moves to end on time; the schedule's
+// end moves with it where the plan set it to the last step.
+void Trainer::keep_to_budget(BudgetGuard& guard, double now_s, MetricsLog* metrics) {
+  std::string why;
+  const int64_t end = guard.revise(state_.step, o_.max_steps, o_.schedule, now_s, &why);
+  if (end == o_.max_steps) return;
+  if (o_.schedule.decay_steps == o_.max_steps) o_.schedule.decay_steps = end;
+  o_.schedule.warmup = std::min(o_.schedule.warmup, o_.schedule.decay_steps);
+  o_.max_steps = end;
+  if (metrics) metrics->log_revision(state_.step, end, why);
+  std::printf("budget: step %lld: %s\n", static_cast<long long>(state_.step), why.c_str());
+  std::fflush(stdout);
+}
+
 int Trainer::run(bool resumed) {
   const nn::GPTConfig& c = model_.config;
   // Rank 0 alone writes the run's files; the others' stdout is /dev/null.
@@ -330,6 +348,10 @@ int Trainer::run(bool resumed) {
   }
   if (resumed) std::printf("resuming at step %lld of %lld\n", static_cast<long long>(state_.step),
                            static_cast<long long>(o_.max_steps));
+  if (resumed && !o_.budget.empty())
+    std::printf("budget: the --budget %s plan continues as recorded (%lld steps); a resumed run's clock does not "
+                "revise it\n",
+                o_.budget.c_str(), static_cast<long long>(o_.max_steps));
   std::fflush(stdout);
 
   const double peak = measure_sgemm_peak_flops();
@@ -337,6 +359,12 @@ int Trainer::run(bool resumed) {
   ProgressLine progress;
   StopSignals signals;
   const auto t_start = std::chrono::steady_clock::now();
+  // Seconds since the command began: --budget's measurements came first.
+  const auto command_seconds = [&] { return o_.seconds_before_loop + seconds_since(t_start); };
+  std::unique_ptr<BudgetGuard> guard;  // a resumed run continues its recorded plan
+  if (o_.budget_deadline_s > 0 && !resumed)
+    guard = std::make_unique<BudgetGuard>(o_.budget_deadline_s, o_.budget_hard_deadline_s);
+  if (metrics && !o_.budget.empty() && !resumed) metrics->log_plan(parse_duration_seconds(o_.budget, "budget"), o_.budget_plan);
   double tokens_per_s = 0.0, reduce_share = 0.0;
   bool saved_at_step = false, stop = false;
 
@@ -365,7 +393,7 @@ int Trainer::run(bool resumed) {
     tokens_per_s = first ? rate : 0.9 * tokens_per_s + 0.1 * rate;
     const double reduce_s = dist_.take_reduce_seconds();
     reduce_share = first ? reduce_s / dt : 0.9 * reduce_share + 0.1 * reduce_s / dt;
-    const double elapsed = seconds_since(t_start);
+    const double elapsed = command_seconds();
     if (metrics)
       metrics->log_step(state_.step, loss, lr_at(o_.schedule, state_.step - 1), last_grad_norm_, rate,
                         elapsed, state_.train_seconds, dist_.size(), reduce_s);
@@ -383,10 +411,11 @@ int Trainer::run(bool resumed) {
                   ranks_and_wait(dist_.size(), reduce_share).c_str());
       std::fflush(stdout);
     }
+    if (guard) keep_to_budget(*guard, command_seconds(), metrics.get());
     saved_at_step = false;
     if ((o_.eval_interval > 0 && state_.step % o_.eval_interval == 0) || state_.step == o_.max_steps) {
       const double val = validate();
-      if (metrics) metrics->log_eval(state_.step, val, seconds_since(t_start), state_.train_seconds);
+      if (metrics) metrics->log_eval(state_.step, val, command_seconds(), state_.train_seconds);
       const bool best = val < state_.best_val_loss;
       if (best) state_.best_val_loss = val;
       progress.clear();
@@ -409,7 +438,7 @@ int Trainer::run(bool resumed) {
   }
   std::printf("done: %lld steps, %lld tokens in %s; checkpoint %s\n",
               static_cast<long long>(state_.step), static_cast<long long>(state_.tokens_seen),
-              format_duration(seconds_since(t_start)).c_str(), ckpt_path().c_str());
+              format_duration(command_seconds()).c_str(), ckpt_path().c_str());
   return 0;
 }
 
@@ -475,6 +504,9 @@ int run_training(const TrainOptions& options, nn::GPT& model,
       throw tg::UsageError("--grad-accum " + std::to_string(options.grad_accum) + " is not a multiple of the " +
                            std::to_string(dist.size()) + " processes: each runs an equal share of a " +
                            "step's micro-batches; change --grad-accum or mpirun's -np");
+    if (!options.budget.empty() && !resumed && dist.size() > 1)
+      throw tg::UsageError("--budget plans from this machine's measured speed, one process at a time; under "
+                           "mpirun give the run's steps with --max-steps instead");
     trainer = std::make_unique<Trainer>(options, model, tokenizer, state, dist);
     if (resumed && trainer->data_hash() != resumed_data_hash && !allow_data_change)
       throw tg::UsageError("the token files in " + options.data_dir +

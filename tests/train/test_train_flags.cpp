@@ -21,7 +21,7 @@ TEST_CASE("/train/flags keeps its names and order", "[flags]") {
       "data", "batch_size", "grad_accum", "max_steps", "lr", "min_lr", "warmup",
       "lr_decay_steps", "weight_decay", "beta1", "beta2", "eps", "grad_clip", "seed",
       "sampler", "eval_interval", "eval_steps", "ckpt_interval", "keep", "optimizer", "adamw_lr",
-      "muon_momentum", "lr_schedule", "lr_decay_frac", "zero_init_proj", "preset", "precision"};
+      "muon_momentum", "lr_schedule", "lr_decay_frac", "zero_init_proj", "preset", "precision", "budget", "budget_fit", "budget_plan"};
   const std::vector<checkpoints::Flag> flags = train::options_to_flags(train::default_options());
   std::vector<std::string> names;
   for (const checkpoints::Flag& f : flags) names.push_back(f.name);

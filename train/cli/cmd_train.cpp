@@ -1,6 +1,8 @@
 // `tapegpt train`: start a run from prepared data, or resume one from its
 // checkpoint with no other flags, writing beside that checkpoint.
+#include <chrono>
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <limits>
 #include <memory>
@@ -12,6 +14,10 @@
 #include "nn/gpt.h"
 #include "train/cli/cli_util.h"
 #include "train/cli/commands.h"
+#include "data/token_file.h"
+#include "train/budget/duration.h"
+#include "train/budget/plan.h"
+#include "train/budget/step_timer.h"
 #include "train/cli/init_from.h"
 #include "train/precision.h"
 #include "train/presets.h"
@@ -22,6 +28,12 @@
 namespace cli {
 
 namespace {
+
+// Seconds since this command began (its first call), for --budget's clock.
+double command_seconds() {
+  static const auto start = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 // cxxopts types of the table's flag types (Note [Training flags]).
 void add_flag(cxxopts::OptionAdder& add, const train::TrainFlag& f) {
@@ -65,11 +77,26 @@ train::FlagValue flag_value(const cxxopts::ParseResult& r, const train::TrainFla
   return static_cast<int64_t>(r.count(f.name) > 0);
 }
 
+// Whether the command line, or the --preset it names, sets `flag`.
+std::function<bool(const std::string&)> given_flags(const cxxopts::ParseResult& r) {
+  const train::TrainPreset* preset =
+      r.count("preset") ? train::find_train_preset(get<std::string>(r, "preset")) : nullptr;
+  return [&r, preset](const std::string& flag) {
+    if (r.count(flag)) return true;
+    if (preset)
+      for (const auto& kv : preset->flags)
+        if (kv.first == flag) return true;
+    return false;
+  };
+}
+
 train::TrainOptions options_from_command_line(const cxxopts::ParseResult& r) {
   train::TrainOptions o = train::default_options();
   if (!r.count("data")) throw tg::UsageError("--data DIR is required (a directory made by 'tapegpt prepare')");
   if (!r.count("out")) throw tg::UsageError("--out RUNDIR is required (where checkpoints and metrics go)");
   o.out_dir = get<std::string>(r, "out");
+  if (r.count("budget-fit") && !r.count("budget"))
+    throw tg::UsageError("--budget-fit says what --budget fits: add --budget DURATION (e.g. --budget 5m)");
   // Every flag that has a value: given, defaulted, or a switch (given or not).
   for (const train::TrainFlag& f : train::train_flags()) {
     if (!f.set || f.name.empty()) continue;
@@ -86,13 +113,7 @@ train::TrainOptions options_from_command_line(const cxxopts::ParseResult& r) {
                            "'); model shapes such as gpt2-small are for 'tapegpt params --preset'");
     train::apply_train_preset(*preset, [&](const std::string& flag) { return r.count(flag) > 0; }, &o);
   }
-  const auto given = [&](const char* flag) {
-    if (r.count(flag)) return true;
-    if (preset)
-      for (const auto& kv : preset->flags)
-        if (std::string(kv.first) == flag) return true;
-    return false;
-  };
+  const auto given = given_flags(r);
   // Muon's own default rate, unless the command line names one (a recipe's
   // --lr is AdamW's).
   if (o.optimizer == train::OptimizerKind::Muon && !r.count("lr")) o.schedule.lr = train::kDefaultMuonLr;
@@ -118,6 +139,35 @@ train::TrainOptions options_from_command_line(const cxxopts::ParseResult& r) {
   return o;
 }
 
+// Note [Budget plan] in train/budget/plan.h: measures, chooses, prints the
+// choices with their reasons and keeps them in the options (so in the
+// checkpoint); arms the loop's guard unless --max-steps was given.
+void plan_budget(const cxxopts::ParseResult& r, train::TrainOptions* o) {
+  const double budget_s = train::parse_duration_seconds(o->budget, "budget");
+  train::CorpusFacts corpus;
+  corpus.train_tokens = data::TokenFile(o->data_dir + "/train.bin").size();
+  corpus.val_tokens = data::TokenFile(o->data_dir + "/val.bin").size();
+  std::printf("budget: %s for the whole run; measuring this machine...\n", o->budget.c_str());
+  std::fflush(stdout);
+  train::PlanClock clock{[](const train::TrainOptions& c) { return train::measure_step_seconds(c); },
+                         [] { return command_seconds(); }};
+  const auto given = given_flags(r);
+  const train::BudgetPlan plan = train::plan_budget(*o, given, corpus, budget_s, o->budget_fit == "all", clock);
+  *o = plan.options;
+  o->budget_plan.clear();
+  for (const std::string& line : plan.choices) {
+    std::printf("budget: %s\n", line.c_str());
+    o->budget_plan += (o->budget_plan.empty() ? "" : "\n") + line;
+  }
+  std::printf("budget: planned in %.1f s\n", command_seconds());
+  if (!given("max-steps")) {
+    o->budget_deadline_s = plan.deadline_s;
+    o->budget_hard_deadline_s = plan.hard_deadline_s;
+  }
+  const std::string err = train::options_error(*o);
+  if (!err.empty()) throw tg::UsageError("--budget " + o->budget + ": " + err);
+}
+
 int start_run(const cxxopts::ParseResult& r) {
   train::TrainOptions o = options_from_command_line(r);
   if (r.count("change-precision"))
@@ -132,6 +182,7 @@ int start_run(const cxxopts::ParseResult& r) {
   const std::string err = train::options_error(o);
   if (!err.empty()) throw tg::UsageError(err);
   set_threads(o.threads);  // before auto's measurement, which runs on the run's threads
+  if (!o.budget.empty()) plan_budget(r, &o);
   train::resolve_precision(&o);
   // Sharded, the moments are allocated per rank, for its slice only (Note
   // [Sharded optimizer state]): never whole, or they would set the peak.
@@ -141,6 +192,7 @@ int start_run(const cxxopts::ParseResult& r) {
   nn::InitOptions init;
   init.zero_residual_proj = o.zero_init_proj;
   nn::gpt_init(model, o.seed, init);
+  o.seconds_before_loop = command_seconds();
   return train::run_training(o, model, tokenizer.spec(), train::new_run_state(o.seed), false, false);
 }
 
@@ -251,6 +303,10 @@ int cmd_train(int argc, char** argv) {
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
   if (!r.unmatched().empty())
     throw tg::UsageError("unexpected argument '" + r.unmatched()[0] + "'; see 'tapegpt train --help'");
+  command_seconds();  // the budget's clock starts with the command
+  if (r.count("init-from") && r.count("budget"))
+    throw tg::UsageError("--budget plans a new model and cannot start from --init-from's weights; give the "
+                         "fine-tuning run's steps with --max-steps instead");
   if (r.count("init-from")) return init_from_run(r, options_from_command_line(r));
   return r.count("resume") ? resume_run(r) : start_run(r);
 }

@@ -1,0 +1,74 @@
+// Note [Budget plan]
+// `tapegpt train --budget 5m` answers the user's question: how good a model
+// can I get from my text in the time I have? The planner (plan_budget)
+// makes four moves, each printed with its reason in the run header and
+// saved in the checkpoint:
+// 1. The recipe: the choices that learned the most per minute on every
+//    corpus tried (BENCHMARKS.md, "--budget: what was tried"), as flags,
+//    like a --preset: kBudgetRecipe in plan.cpp.
+// 2. The shape, on one dial as nanochat's --depth: rung d has d blocks,
+//    64·d wide, d heads of 64, context 256, 8 sequences a step. From the
+//    smallest rung up, each rung's step is measured on this machine
+//    (step_timer.h; the time counts against the budget) and the planner
+//    climbs while the tokens the budget buys stay at least
+//    kTokensPerParameter times the rung's block weights (12·d·C²), the
+//    balance of model size and data that measured best; a rung whose
+//    predicted step time (the last measured, scaled by FLOPs) already fails
+//    is not measured.
+// 3. Regularisation for the epochs the plan makes of the corpus: dropout
+//    where a small corpus is seen many times.
+// 4. The steps: the time left after the measurements, the evaluations and
+//    the saves, over the measured step time; the schedule (WSD) decays to
+//    its end at the last of them. The loop's guard (guard.h) revises the
+//    count while the learning rate is still held, if the machine turns out
+//    slower or faster than measured.
+// Flags the user gives win over each move's choice. --budget-fit steps
+// keeps moves 1-3 as the flags (or the defaults) say and makes move 4 only:
+// the user's own model, fitted to the clock.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "train/options.h"
+
+namespace train {
+
+struct CorpusFacts {
+  int64_t train_tokens = 0;
+  int64_t val_tokens = 0;
+};
+
+// The machine, as the planner sees it: `step_seconds(o)` measures one
+// training step of the candidate `o` (step_timer.h); `now()` is the seconds
+// since the command started, measurements included.
+struct PlanClock {
+  std::function<double(const TrainOptions&)> step_seconds;
+  std::function<double()> now;
+};
+
+struct BudgetPlan {
+  TrainOptions options;               // the run's, every choice applied
+  std::vector<std::string> choices;   // "what: value (why)", for the header and the checkpoint
+  double step_seconds = 0;            // measured for the chosen shape
+  double deadline_s = 0;              // when the last step should end (seconds since the command started)
+  double hard_deadline_s = 0;         // the latest it may end, the final evaluation and save kept aside
+};
+
+// Plans a run of `budget_s` seconds (whole command: measuring, training,
+// evaluations, saves) from `o` (defaults, preset and the user's flags
+// applied; `given(flag)` says which flags the user or a preset set).
+// `fit_all` false: --budget-fit steps (move 4 only).
+BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::string&)>& given,
+                       const CorpusFacts& corpus, double budget_s, bool fit_all, const PlanClock& clock);
+
+// The shape of rung `depth` of the ladder (move 2) for vocabulary V.
+nn::GPTConfig ladder_rung(int64_t depth, const nn::GPTConfig& base);
+
+// Tokens per block weight a run should see (move 2), from the measurements
+// in BENCHMARKS.md.
+extern const double kTokensPerParameter;
+
+}  // namespace train

@@ -43,8 +43,9 @@
 //   3. its declaration below;
 //   4. a gradient check in tests/autograd/test_ops_gradcheck.cpp tagged [<op>].
 // As a model option (nn/README.md): a row of Note [Model choices] in
-// nn/config.h and its field (an enum, or a bool for a switch such as
-// --qk-norm) in config.{h,cpp}: the flags, checkpoints, inspect, params and
+// nn/config.h and its field (an enum, a bool for a switch such as
+// --qk-norm, or a number from a short list such as --logit-softcap) in
+// config.{h,cpp}: the flags, checkpoints, inspect, params and
 // export's refusal follow the row; one line in nn/gpt.cpp's gpt_forward
 // (training, eval and KV-cache decoding all run it); the parameter table
 // nn/params.cpp if the tensors change; the PyTorch model
@@ -77,7 +78,9 @@ namespace autograd {
 // itself may offer to write the input's gradient over the input's data:
 // cross_entropy writes the probabilities over the logits in its forward and,
 // in backward, their gradient over the probabilities, so the largest
-// activation of a step is held once. It only asks
+// activation of a step is held once. An elementwise op whose backward reads
+// each input element only to compute that element's gradient may offer the
+// same (softcap: the raw logits' gradient over the raw logits). It only asks
 // (EntryUses::may_write_grad_over_data, Reuse::OverData); the planner grants
 // it where the op is the input's one consumer and nothing else reads the
 // data after (Note [Buffer reuse] in planner.h), and then gives the gradient
@@ -178,6 +181,10 @@ struct LayerCache {
 Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, const LayerCache& cache);
 // ops/dropout.cpp — identity without a tape or when p == 0.
 Tensor dropout(const OpContext& ctx, const Tensor& x, float p, uint64_t seed);
+// ops/softcap.cpp — cap·tanh(x/cap), the logits squashed into (-cap, cap)
+// before the loss; x's gradient may be written over x (Note [Gradient over
+// data]).
+Tensor softcap(const OpContext& ctx, const Tensor& x, float cap);
 // ops/cross_entropy.cpp — logits[N,V] (any leading shape) → [1], the mean of
 // -log softmax(logits)[target]. If losses is not null it receives the N
 // per-row losses.

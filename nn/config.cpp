@@ -2,6 +2,8 @@
 // (Note [Model choices] in config.h).
 #include "nn/config.h"
 
+#include <iterator>
+
 #include "autograd/base/check.h"
 
 namespace nn {
@@ -36,6 +38,17 @@ constexpr const char* kGeluNames[] = {"tanh", "erf"};
 constexpr const char* kNormNames[] = {"layernorm", "rmsnorm"};
 constexpr const char* kMlpNames[] = {"gelu", "relu2", "swiglu"};
 constexpr const char* kSwitchNames[] = {"off", "on"};
+// --logit-softcap's names and their caps (0: off); nanochat found 15-20 best.
+constexpr const char* kSoftcapNames[] = {"off", "15", "20", "30"};
+constexpr float kLogitSoftcaps[] = {0.0f, 15.0f, 20.0f, 30.0f};
+
+// The index of the config's cap in kLogitSoftcaps; -1 (refused by
+// choice_name's check) for a cap no name gives.
+int softcap_index(float cap) {
+  for (size_t i = 0; i < std::size(kLogitSoftcaps); ++i)
+    if (cap == kLogitSoftcaps[i]) return static_cast<int>(i);
+  return -1;
+}
 
 template <size_t N>
 std::vector<const char*> list(const char* const (&names)[N]) {
@@ -73,6 +86,9 @@ const std::vector<ModelChoice>& model_choices() {
       {"qk_norm", "qk-norm", "QK-norm: RMS-normalise each head's q and k (no gain) before attention",
        list(kSwitchNames), [](const C& c) { return static_cast<int>(c.qk_norm); },
        [](C& c, int v) { c.qk_norm = v != 0; }, /*is_switch=*/true},
+      {"logit_softcap", "logit-softcap", "logit soft-capping: logits become cap*tanh(logits/cap) before the loss and sampling",
+       list(kSoftcapNames), [](const C& c) { return softcap_index(c.logit_softcap); },
+       [](C& c, int v) { c.logit_softcap = kLogitSoftcaps[v]; }},
   };
   return rows;
 }

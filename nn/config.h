@@ -33,6 +33,10 @@ struct GPTConfig {
   // QK-norm (modded-nanoGPT's, nanochat's): each head's q and k RMS-normed,
   // no gain, after RoPE and before attention; no parameters.
   bool qk_norm = false;
+  // Logit soft-capping (Gemma 2's, modded-nanoGPT's, nanochat's): the
+  // logits become cap·tanh(logits/cap) before the loss and sampling; 0 is
+  // off. One of kLogitSoftcaps (config.cpp), as --logit-softcap names it.
+  float logit_softcap = 0.0f;
 
   int64_t head_size() const { return n_embd / n_head; }
 };
@@ -42,8 +46,8 @@ struct GPTConfig {
 std::string config_error(const GPTConfig& config);
 
 // Note [Model choices]: the model options that pick one of a few names
-// (--pos-encoding, --gelu, --norm, --mlp) or are switched on (--qk-norm),
-// one row each. The training flag
+// (--pos-encoding, --gelu, --norm, --mlp, --logit-softcap) or are switched
+// on (--qk-norm), one row each. The training flag
 // table, the checkpoint's /config (save and read), `tapegpt inspect` and
 // `tapegpt params`, --init-from's checks, the run fingerprint and the parity
 // tools all walk these rows, so a new choice is an enum, a field and a row

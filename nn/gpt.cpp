@@ -185,7 +185,9 @@ Tensor forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B
   if (cache) cache->advance(T);
   const autograd::BlockMark head(ctx, -1, 1);
   x = norm(ctx, c, x, m.ln_f_weight, m.ln_f_bias);
-  return autograd::linear(ctx, x, m.lm_head, Tensor{});
+  Tensor logits = autograd::linear(ctx, x, m.lm_head, Tensor{});
+  if (c.logit_softcap > 0.0f) logits = autograd::softcap(ctx, logits, c.logit_softcap);
+  return logits;
 }
 
 }  // namespace

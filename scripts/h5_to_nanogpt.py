@@ -66,7 +66,7 @@ def nanogpt_order(name):
 
 # /config choices beyond pos_encoding (checked above) and gelu (recorded in
 # config['gelu']) that nanoGPT's model.py can compute: one value each.
-NANOGPT_CHOICES = {"norm": "layernorm", "mlp": "gelu", "qk_norm": "off"}
+NANOGPT_CHOICES = {"norm": "layernorm", "mlp": "gelu", "qk_norm": "off", "logit_softcap": "off"}
 
 
 def main():

@@ -4,8 +4,10 @@ torch_parity.py checks tapegpt against and that bench_torch.py times.
 cfg keys: vocab_size, block_size, n_layer, n_head, n_embd, bias, tied,
 pos_encoding ("learned", "sinusoidal" or "rope"), gelu ("tanh", the default,
 or "erf"), norm ("layernorm", the default, or "rmsnorm"), mlp ("gelu", the
-default, "relu2" or "swiglu"), qk_norm ("off", the default, or "on"): the model choices of nn/config.h (Note [Model
-choices]), each written out here independently of the C++ kernels.
+default, "relu2" or "swiglu"), qk_norm ("off", the default, or "on"),
+logit_softcap ("off", the default, or a cap: "15", "20", "30"): the model
+choices of nn/config.h (Note [Model choices]), each written out here
+independently of the C++ kernels.
 Parameter names are nanoGPT's.
 """
 import numpy as np
@@ -182,6 +184,10 @@ class GPT(nn.Module):
         # rope: nothing added here; each attention rotates its q and k
         for block in self.transformer.h:
             x = block(x)
-        return self.lm_head(self.transformer.ln_f(x))
+        logits = self.lm_head(self.transformer.ln_f(x))
+        cap = self.cfg.get("logit_softcap", "off")
+        if cap != "off":  # modded-nanoGPT's and nanochat's soft-cap: cap * tanh(logits / cap)
+            logits = float(cap) * torch.tanh(logits / float(cap))
+        return logits
 
 

@@ -121,6 +121,7 @@ OPTION_CONFIGS = {
     "relu2": dict(mlp="relu2"),
     "swiglu": dict(mlp="swiglu"),
     "qk_norm": {"qk-norm": "on"},
+    "logit_softcap": {"logit-softcap": "15"},
 }
 
 

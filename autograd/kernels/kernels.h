@@ -121,6 +121,18 @@ void swiglu_forward(float* out, const float* inp, int64_t N, int64_t H);
 // written into dinp[N,2H] at the places of a and b.
 void swiglu_backward(float* dinp, const float* dout, const float* inp, int64_t N, int64_t H);
 
+// ---- logit soft-capping: out = cap·tanh(inp/cap) (n elements) -----------------
+// Squashes the logits smoothly into (-cap, cap) (Gemma 2, modded-nanoGPT,
+// nanochat); about the identity for |inp| ≪ cap. Each element to a few ulps
+// of its own size, from fast_exp (Note [Softcap precision] in softcap.cpp).
+void softcap_forward(float* out, const float* inp, int64_t n, float cap);
+// d/dx cap·tanh(x/cap) = 1 - tanh²(x/cap) = 1 - (out/cap)², so
+//   dinp += dout·(1 - tanh²(inp/cap)),
+// recomputed from inp: the op's output becomes the loss's probabilities. dinp
+// may be inp itself: the gradient then replaces it (as if added to a zeroed
+// dinp).
+void softcap_backward(float* dinp, const float* dout, const float* inp, int64_t n, float cap);
+
 // ---- causal multi-head self-attention --------------------------------------
 // Training runs the blockwise pair (attention_flash.h). The naive pair that
 // stores every T×T probability map, its test oracle and benchmark baseline,

@@ -242,6 +242,18 @@ void swiglu_backward(double* dinp, const double* dout, const double* inp, int64_
     }
 }
 
+void softcap_forward(double* out, const double* inp, int64_t n, double cap) {
+  for (int64_t i = 0; i < n; ++i) out[i] = cap * std::tanh(inp[i] / cap);
+}
+
+void softcap_backward(double* dinp, const double* dout, const double* inp, int64_t n, double cap) {
+  for (int64_t i = 0; i < n; ++i) {
+    // 1 - tanh²(u) = 1/cosh²(u): no cancellation in the tail, where 1 - t² is tiny.
+    const double c = std::cosh(inp[i] / cap);
+    dinp[i] += dout[i] / (c * c);
+  }
+}
+
 void softmax_forward(double* probs, const double* logits, double temperature, int64_t N,
                      int64_t V) {
   for (int64_t n = 0; n < N; ++n) {

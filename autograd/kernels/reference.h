@@ -65,6 +65,11 @@ void relu2_backward(double* dinp, const double* dout, const double* inp, int64_t
 void swiglu_forward(double* out, const double* inp, int64_t N, int64_t H);
 void swiglu_backward(double* dinp, const double* dout, const double* inp, int64_t N, int64_t H);
 
+// cap·tanh(x/cap) with std::tanh; backward dinp += dout·(1 - tanh²(x/cap)),
+// as dout/cosh²(x/cap).
+void softcap_forward(double* out, const double* inp, int64_t n, double cap);
+void softcap_backward(double* dinp, const double* dout, const double* inp, int64_t n, double cap);
+
 // att keeps the undropped probabilities; dropout as Note [Attention dropout].
 void attention_forward(double* out, double* att, const double* qkv, int64_t B, int64_t T,
                        int64_t C, int64_t NH, double dropout_p = 0.0, uint64_t seed = 0);

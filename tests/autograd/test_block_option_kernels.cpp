@@ -1,11 +1,12 @@
-// The kernels of the block options (RMSNorm, RoPE, ReLU², SwiGLU): each
-// reference backward against finite differences in double, each fast float
-// kernel against its reference with per-element bounds derived from float32
-// rounding (Note [Tolerances from float32 rounding] in
-// test_kernels_vs_reference.cpp; the helpers in tests/support/float_bounds.h), and
-// RoPE's identities: an offset pos0 is a later row, in place is out of place,
-// backward undoes forward. Gradient buffers start non-zero, to check that
-// backward kernels ADD (Note [Kernel conventions]).
+// The kernels of the block options (RMSNorm, RoPE, ReLU², SwiGLU) and of the
+// logit soft-cap: each reference backward against finite differences in
+// double, each fast float kernel against its reference with per-element
+// bounds derived from float32 rounding (Note [Tolerances from float32
+// rounding] in test_kernels_vs_reference.cpp; the helpers in
+// tests/support/float_bounds.h), and RoPE's identities: an offset pos0 is a
+// later row, in place is out of place, backward undoes forward. Gradient
+// buffers start non-zero, to check that backward kernels ADD (Note [Kernel
+// conventions]).
 #include <catch2/catch.hpp>
 
 #include <omp.h>
@@ -411,4 +412,90 @@ TEST_CASE("swiglu kernels match the reference", "[kernels][swiglu]") {
     }
   require_within(fda, da, sa, 21, "swiglu da");
   require_within(fdb, db, sb, 9, "swiglu db");
+}
+
+// ---- Logit soft-cap --------------------------------------------------------------
+
+TEST_CASE("reference softcap backward matches finite differences", "[gradcheck][reference][softcap]") {
+  tg::Rng rng(81);
+  const int64_t n = 40;
+  const double cap = 2.0;  // |x/cap| up to 2: tanh well into its bend
+  Vec x = testing::float_exact_vector<double>(n, rng, 4.0), r = testing::float_exact_vector<double>(n, rng), out(n);
+  auto loss = [&] { ref::softcap_forward(out.data(), x.data(), n, cap); return testing::dot(out, r); };
+  Vec dx(n);
+  ref::softcap_backward(dx.data(), r.data(), x.data(), n, cap);
+  gradcheck(x, dx, loss, rng);
+}
+
+namespace {
+
+// Values across both branches of Note [Softcap precision] (|x/cap| up to 12,
+// near 0, around the switch at 0.625).
+Vec softcap_inputs(int64_t n, double cap, tg::Rng& rng) {
+  Vec x = testing::float_exact_vector<double>(n, rng, 2.0 * cap);
+  for (int64_t i = 0; i < 400; ++i) x[i] = static_cast<float>(cap * (-12.0 + 24.0 * i / 399));
+  for (int64_t i = 400; i < 500; ++i) x[i] = static_cast<float>(cap * 1e-3 * (i - 450));
+  for (int64_t i = 500; i < 600; ++i) x[i] = static_cast<float>(cap * (0.6 + 0.05 * (i - 500) / 100));
+  x[600] = 0.0;
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("softcap kernels match the reference", "[kernels][softcap]") {
+  for (double cap : {15.0, 20.0, 30.0, 2.0}) {  // the caps --logit-softcap offers, and a small one
+    INFO("cap " << cap);
+    tg::Rng rng(82);
+    const int64_t n = 20000;  // above the 16384 threshold
+    const Vec x = softcap_inputs(n, cap, rng), dout = testing::float_exact_vector<double>(n, rng);
+    Vec out(n);
+    ref::softcap_forward(out.data(), x.data(), n, cap);
+    const FVec fx = to_float(x);
+    FVec fout(n);
+    kernels::softcap_forward(fout.data(), fx.data(), n, static_cast<float>(cap));
+    // u = x·(1/cap): 2 roundings, and tanh's relative sensitivity to u is
+    // u·(1 - t²)/t ≤ 1: 2. tanh itself: Cephes' polynomial 4 (+1 for its
+    // float evaluation), or 1 - 2e/(1 + e) with fast_exp's 3 and 3 more
+    // roundings, of which at most 0.45/0.55 carries into 1 - s: 6. The
+    // product with cap 1: 9, on the output's own size.
+    require_within(fout, out, abs_of(out), 9, "softcap out");
+    // dout·(1 - t²): near 0, t² ≤ 0.31 carries t's 8 u times 2·0.31/0.69,
+    // and the subtraction and product 2: 10; in the tail s = 2e/(1 + e) is
+    // relative to s, but e = e^{-2|u|} sees u's absolute error, 2|u|·2 u:
+    // 6 + 4|u| + 2. The accumulation 1, on |dout|·(1 - t²) + |dinp₀|.
+    Vec dx = testing::float_exact_vector<double>(n, rng), s(n);
+    for (int64_t i = 0; i < n; ++i) {
+      const double u = std::fabs(x[i] / cap), c = std::cosh(u);
+      s[i] = std::fabs(dout[i]) / (c * c) * (1.0 + 4.0 * u / 11.0) + std::fabs(dx[i]);
+    }
+    FVec fdx = to_float(dx);
+    const FVec fdout = to_float(dout);
+    ref::softcap_backward(dx.data(), dout.data(), x.data(), n, cap);
+    kernels::softcap_backward(fdx.data(), fdout.data(), fx.data(), n, static_cast<float>(cap));
+    require_within(fdx, dx, s, 11, "softcap dinp");
+  }
+}
+
+TEST_CASE("softcap backward over its input gives the bits of a zeroed gradient", "[kernels][softcap]") {
+  tg::Rng rng(83);
+  const int64_t n = 1000;
+  const FVec x = to_float(softcap_inputs(n, 15.0, rng)), dout = to_float(testing::float_exact_vector<double>(n, rng));
+  FVec zeroed(n, 0.0f), over = x;
+  kernels::softcap_backward(zeroed.data(), dout.data(), x.data(), n, 15.0f);
+  kernels::softcap_backward(over.data(), dout.data(), over.data(), n, 15.0f);
+  CHECK(same_bits(over, zeroed));
+}
+
+TEST_CASE("softcap kernels give the same bits for any thread count", "[kernels][softcap]") {
+  tg::Rng rng(84);
+  const int64_t n = 40001;  // above the 16384 threshold, and odd
+  const FVec x = to_float(softcap_inputs(n, 20.0, rng)), dout = to_float(testing::float_exact_vector<double>(n, rng)),
+             d0 = to_float(testing::float_exact_vector<double>(n, rng));
+  check_thread_count_independent([&] {
+    FVec out(n), dx = d0;
+    kernels::softcap_forward(out.data(), x.data(), n, 20.0f);
+    kernels::softcap_backward(dx.data(), dout.data(), x.data(), n, 20.0f);
+    out.insert(out.end(), dx.begin(), dx.end());
+    return out;
+  });
 }

@@ -182,6 +182,20 @@ TEST_CASE("qk_norm op gradients (q and k per head; v passed through)", "[gradche
     }, rng);
 }
 
+TEST_CASE("softcap op gradients, alone and before the loss", "[gradcheck][ops][softcap]") {
+  tg::Rng rng(45);
+  Leaf x = make_leaf({2, 3, 7}, rng, 3.0);
+  for (float cap : {15.0f, 2.0f})  // |x/2| up to 1.5: well into tanh's bend
+    check_op({&x}, [cap](OpContext& ctx, std::vector<Tensor>& v) { return autograd::softcap(ctx, v[0], cap); }, rng);
+  // As gpt_forward uses it: the loss overwrites the capped logits with its
+  // probabilities (the leaf keeps its values), so the soft-cap's backward
+  // must read its input.
+  std::vector<int32_t> targets = {0, 6, 2, 2, 1, 4};
+  check_op({&x}, [&](OpContext& ctx, std::vector<Tensor>& v) {
+    return autograd::cross_entropy(ctx, autograd::softcap(ctx, v[0], 2.0f), targets.data());
+  }, rng);
+}
+
 // The naive T×T kernels are compared with the blockwise ones directly, with
 // and without dropout, in test_attention_flash.cpp.
 TEST_CASE("attention op gradients", "[gradcheck][ops][attention]") {

@@ -218,6 +218,18 @@ TEST_CASE("Reuse::OverData: a gradient over its data where its one consumer asks
           CHECK(testing::clashing_buffer_pairs(tape, wrong) > 0);
         });
   }
+  SECTION("granted twice: a logit soft-cap before the loss writes the raw logits' gradient over them") {
+    check_planned_step(
+        [&](const OpContext& ctx) {
+          const Tensor logits = autograd::linear(ctx, x.view({N, C}), head.view({C, C}), Tensor{});
+          return autograd::cross_entropy(ctx, autograd::softcap(ctx, logits, 2.0f), targets.data());
+        },
+        {&x, &head},
+        [&](const Tape& tape, const MemoryPlan& plan) {
+          CHECK(over_data(tape, plan) == 2);
+          CHECK_FALSE(plan.recomputed[1]);  // a rerun would overwrite the probabilities
+        });
+  }
   SECTION("refused: another consumer reads the logits") {
     check_planned_step(
         [&](const OpContext& ctx) {

@@ -86,7 +86,7 @@ expect_error 1 "$py" scripts/h5_to_nanogpt.py "$tmp/a.h5" "$tmp/nodir/x.pt"
 expect_error 2 "$py" scripts/h5_to_nanogpt.py "$tmp/a.h5"
 # Model choices nanoGPT's format cannot hold (issue 23) are refused; the
 # other way needs no check: a nanoGPT file is always the defaults.
-for choice in norm=rmsnorm pos_encoding=rope mlp=relu2 mlp=swiglu; do
+for choice in norm=rmsnorm pos_encoding=rope mlp=relu2 mlp=swiglu qk_norm=on logit_softcap=15; do
   cp "$tmp/a.h5" "$tmp/o.h5"
   "$py" - "$tmp/o.h5" "${choice%%=*}" "${choice#*=}" <<'PY'
 import sys, h5py, numpy as np

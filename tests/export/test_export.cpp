@@ -382,6 +382,11 @@ TEST_CASE("export_family: the three families, and a refusal naming what differs"
   CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --qk-norm cannot"));
   c.norm = nn::NormKind::RMSNorm, c.mlp = nn::MlpKind::Swiglu, c.pos_encoding = nn::PosEncoding::Rope;
   CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --qk-norm cannot"));
+  // So is --logit-softcap, a choice among names.
+  c.qk_norm = false;
+  CHECK(checkpoints::export_family(c).refusal.empty());
+  c.logit_softcap = 15.0f;
+  CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --logit-softcap 15 cannot"));
 }
 
 TEST_CASE("byte-level vocabularies: char merges join each character's bytes; gpt2 keeps its aliases") {

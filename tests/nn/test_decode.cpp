@@ -20,7 +20,7 @@ namespace {
 // The default model and one per model option (Note [Model choices]); the
 // last combines the modern ones (RoPE rotates q and the cached k).
 std::vector<nn::GPTConfig> option_configs() {
-  std::vector<nn::GPTConfig> cs(11, testing::tiny_config());
+  std::vector<nn::GPTConfig> cs(13, testing::tiny_config());
   cs[1].pos_encoding = nn::PosEncoding::Sinusoidal;
   cs[2].pos_encoding = nn::PosEncoding::Rope;
   cs[3].norm = nn::NormKind::RMSNorm;
@@ -34,13 +34,18 @@ std::vector<nn::GPTConfig> option_configs() {
   cs[9].qk_norm = true;
   cs[10].qk_norm = true;  // after RoPE: the cached k is rotated, then normed
   cs[10].pos_encoding = nn::PosEncoding::Rope;
+  cs[11].logit_softcap = 15.0f;  // on every pass's logits, prompt and generated
+  cs[12].logit_softcap = 30.0f;
+  cs[12].pos_encoding = nn::PosEncoding::Rope;
+  cs[12].qk_norm = true;
   return cs;
 }
 
 std::string describe(const nn::GPTConfig& c) {
   return std::string("pos ") + nn::pos_encoding_name(c.pos_encoding) + ", norm " +
          std::to_string(static_cast<int>(c.norm)) + ", mlp " + std::to_string(static_cast<int>(c.mlp)) +
-         (c.bias ? ", bias" : ", no bias") + (c.tied ? ", tied" : ", untied") + (c.qk_norm ? ", qk-norm" : "");
+         (c.bias ? ", bias" : ", no bias") + (c.tied ? ", tied" : ", untied") + (c.qk_norm ? ", qk-norm" : "") +
+         (c.logit_softcap > 0.0f ? ", softcap " + std::to_string(c.logit_softcap) : "");
 }
 
 // Logits [T,V] of ids read one token a call through the cached forward.

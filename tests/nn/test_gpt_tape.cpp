@@ -2,7 +2,8 @@
 // backward runs them in reverse: llm.c's gpt2_backward, read off the tape),
 // the block marks the MPI buckets rely on, and the memory plan's promises on
 // the GPT (Note [Memory planner]): LayerNorm and GELU outputs recomputed,
-// nothing alive at once sharing floats, the plan the same for any seed.
+// nothing alive at once sharing floats, the plan the same for any seed; the
+// soft-cap's place in the head.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -92,6 +93,23 @@ TEST_CASE("the GPT's plan recomputes LayerNorm and GELU and keeps the rest", "[g
   const autograd::MemoryPlan again = nn::gpt_training_plan(m, 3, c.block_size);
   CHECK(again.offset == plan.offset);
   CHECK(again.total_floats == plan.total_floats);
+}
+
+TEST_CASE("with --logit-softcap the head ends in the soft-cap, and both logits' gradients lie over them",
+          "[gpt][planner]") {
+  nn::GPTConfig c = testing::tiny_config();
+  c.logit_softcap = 15.0f;
+  const nn::GPT m = testing::tiny_model(c);
+  const autograd::Tape tape = planning_tape(m, 3, c.block_size);
+  CHECK(block_ops(tape, tape.blocks().size() - 1) == std::vector<std::string>{"layernorm", "linear", "softcap"});
+  CHECK(std::string(tape.op_name(tape.size() - 1)) == "cross_entropy");
+  const autograd::MemoryPlan plan = autograd::plan_memory(tape);
+  int over_data = 0;
+  for (const autograd::TapeTensor& t : tape.tensors())
+    over_data += plan.alias[static_cast<size_t>(t.grad)] == t.data;
+  CHECK(over_data == 2);  // the raw logits' (the soft-cap's) and the capped ones' (the loss's)
+  CHECK_FALSE(plan.recomputed[tape.size() - 2]);
+  CHECK(testing::clashing_buffer_pairs(tape, plan) == 0);
 }
 
 TEST_CASE("the tape dump names every entry and the backward order", "[gpt][tape]") {

@@ -181,7 +181,8 @@ TEST_CASE("model choices: every name parses back and prints the same", "[config]
       {"pos_encoding", {"learned", "sinusoidal", "rope"}},
       {"mlp", {"gelu", "relu2", "swiglu"}},
       {"gelu", {"tanh", "erf"}},
-      {"qk_norm", {"off", "on"}}};
+      {"qk_norm", {"off", "on"}},
+      {"logit_softcap", {"off", "15", "20", "30"}}};
   REQUIRE(nn::model_choices().size() == expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
     const nn::ModelChoice& row = nn::model_choices()[i];

@@ -416,6 +416,36 @@ class Cli(unittest.TestCase):
         self.assertFalse(os.path.exists(gguf))
         self.assertIn("--qk-norm", run("train", "--help").stdout)
 
+    def test_logit_softcap_is_saved_resumed_sampled_and_refused_by_export(self):
+        if not h5py:
+            no_skip.skip_test_or_fail(self, "h5py is not installed for /usr/bin/python3 (run scripts/setup.sh)")
+        out = os.path.join(self.tmp, "softcap")
+        run("train", "--data", self.data, "--out", out, *MODEL, "--max-steps", "2", "--logit-softcap", "20",
+            "--ckpt-interval", "1")
+        ckpt = os.path.join(out, "ckpt.h5")
+        with h5py.File(ckpt, "r") as f:
+            self.assertEqual(f["config"].attrs["logit_softcap"], b"20")
+        self.assertIn("logit_softcap 20", run("inspect", "--ckpt", ckpt).stdout)
+        self.assertIn("logit_softcap 20", run("params", "--ckpt", ckpt).stdout)
+        self.assertIn("logit_softcap 15", run("params", "--preset", "demo", "--logit-softcap", "15").stdout)
+        run("train", "--resume", ckpt, "--max-steps", "3")
+        self.assertTrue(run("sample", "--ckpt", ckpt, "--max-new-tokens", "5").stdout)
+        # Without the cap the same weights compute another function.
+        off = os.path.join(self.tmp, "softcap_off.h5")
+        shutil.copy(ckpt, off)
+        with h5py.File(off, "r+") as f:
+            f["config"].attrs["logit_softcap"] = np.bytes_(b"off")
+        val = os.path.join(self.data, "val.bin")
+        on_loss = json.loads(run("eval", "--ckpt", ckpt, "--tokens", val, "--json").stdout)["loss"]
+        off_loss = json.loads(run("eval", "--ckpt", off, "--tokens", val, "--json").stdout)["loss"]
+        self.assertNotEqual(on_loss, off_loss)
+        gguf = os.path.join(self.tmp, "softcap.gguf")
+        self.expect_error(["export", "--ckpt", ckpt, "--format", "gguf", "--out", gguf], 1, "--logit-softcap 20")
+        self.assertFalse(os.path.exists(gguf))
+        self.assertIn("--logit-softcap", run("train", "--help").stdout)
+        self.expect_error(["train", "--data", self.data, "--out", os.path.join(self.tmp, "softcap_bad"), *MODEL,
+                           "--logit-softcap", "25"], 2, "--logit-softcap must be 'off', '15', '20' or '30'")
+
     def test_version_mismatch_and_foreign_hdf5(self):
         if not h5py:
             no_skip.skip_test_or_fail(self, "h5py not installed (python3-h5py)")

@@ -7,8 +7,8 @@ records the precision and a resume keeps it, refuses another unless
 --change-precision, and continues in the new one with it; `auto` picks bf16
 where oneDNN runs it natively and measures it faster, fp32 where it would be
 emulated, and says why; eval, sample, attention and bench take the flag,
-and under auto follow the checkpoint's precision; mistakes get one error
-line and leave no file.
+and under auto follow the checkpoint's precision; --logit-softcap trains and
+resumes bit-exactly in bf16; mistakes get one error line and leave no file.
 Run by CTest as: test_precision_cli.py PATH/TO/tapegpt
 """
 import json
@@ -107,6 +107,19 @@ class PrecisionCli(unittest.TestCase):
                            os.path.join(self.data, "val.bin"), "--json", "--batch-size", "4",
                            "--precision", "bf16").stdout)
         self.assertAlmostEqual(r["loss"], last_val_loss(out), delta=1e-6)
+
+    def test_logit_softcap_in_bf16_learns_and_resumes_bit_exact(self):
+        # The soft-cap runs in float32 on the bf16 lm_head's float32 output.
+        full, half = os.path.join(self.tmp, "softcap"), os.path.join(self.tmp, "softcap-half")
+        flags = [*self.common, "--logit-softcap", "15", "--precision", "bf16"]
+        run("train", *flags, "--out", full, "--max-steps", "8")
+        run("train", *flags, "--out", half, "--max-steps", "4")
+        run("train", "--resume", os.path.join(half, "ckpt.h5"), "--max-steps", "8")
+        capped = step_rows(full)
+        self.assertEqual(step_rows(half), capped)
+        self.assertLess(capped[-1]["loss"], capped[0]["loss"])
+        # The same run without the cap (its first 8 steps) computes another loss.
+        self.assertNotEqual(capped[0]["loss"], step_rows(self.runs["bf16"][0])[0]["loss"])
 
     def test_the_checkpoint_records_the_precision(self):
         for precision in ("fp32", "bf16"):

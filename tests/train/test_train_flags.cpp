@@ -350,11 +350,23 @@ TEST_CASE("the model choices are flags with today's defaults and one-line errors
   CHECK(o.model.qk_norm);
   qk->set(o, int64_t{0});
   CHECK_FALSE(o.model.qk_norm);
+  // A choice of numbers: the cap, or off.
+  const train::TrainFlag* cap = train::find_train_flag("logit-softcap");
+  REQUIRE(cap != nullptr);
+  CHECK(cap->group == "model");
+  CHECK(cap->default_text == "off");
+  CHECK(cap->saved_slot == -1);
+  CHECK(o.model.logit_softcap == 0.0f);
+  cap->set(o, std::string("20"));
+  CHECK(o.model.logit_softcap == 20.0f);
+  cap->set(o, std::string("off"));
+  CHECK(o.model.logit_softcap == 0.0f);
   const std::vector<std::pair<std::string, std::string>> errors = {
       {"norm", "--norm must be 'layernorm' or 'rmsnorm' (got 'batchnorm')"},
       {"pos-encoding", "--pos-encoding must be 'learned', 'sinusoidal' or 'rope' (got 'batchnorm')"},
       {"mlp", "--mlp must be 'gelu', 'relu2' or 'swiglu' (got 'batchnorm')"},
-      {"gelu", "--gelu must be 'tanh' or 'erf' (got 'batchnorm')"}};
+      {"gelu", "--gelu must be 'tanh' or 'erf' (got 'batchnorm')"},
+      {"logit-softcap", "--logit-softcap must be 'off', '15', '20' or '30' (got 'batchnorm')"}};
   for (const auto& [flag, message] : errors) {
     INFO(flag);
     try {

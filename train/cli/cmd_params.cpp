@@ -48,7 +48,7 @@ int cmd_params(int argc, char** argv) {
       ("block-size", "context length", cxxopts::value<int64_t>())
       ("no-bias", "no biases")
       ("untied", "separate lm_head");
-  for (const nn::ModelChoice& row : nn::model_choices()) {  // --norm, --pos-encoding, --mlp, --gelu, --qk-norm
+  for (const nn::ModelChoice& row : nn::model_choices()) {  // --norm, --pos-encoding, --mlp, --gelu, --qk-norm, …
     if (row.is_switch) opts.add_options()(row.flag, row.help);
     else opts.add_options()(row.flag, nn::choice_alternatives(row), cxxopts::value<std::string>());
   }

@@ -114,10 +114,15 @@ seconds_between() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 # eval_best RUNDIR DATA: "loss<TAB>bits_per_byte" of RUNDIR/best.h5 on the whole of DATA/val.bin, or "-<TAB>-";
 # in float32 for every arm, so that the scoring is the same whatever precision a run trained in.
 eval_best() {
-  [[ -f "$1/best.h5" ]] || { printf -- '-\t-'; return; }
-  bench_run_tapegpt "$TAPEGPT" eval --ckpt "$1/best.h5" --tokens "$2/val.bin" --precision fp32 --json 2>>"$1.log" |
-    /usr/bin/python3 -c 'import json,sys; r=json.load(sys.stdin); print(r["loss"], r["bits_per_byte"], sep="\t", end="")' ||
+  local json
+  if [[ -f "$1/best.h5" ]] &&
+     json="$(bench_run_tapegpt "$TAPEGPT" eval --ckpt "$1/best.h5" --tokens "$2/val.bin" --precision fp32 --json \
+             2>>"$1.log")"; then
+    /usr/bin/python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(r["loss"], r["bits_per_byte"], sep="\t", end="")' \
+      "$json"
+  else
     printf -- '-\t-'
+  fi
 }
 
 # record CORPUS MINUTES ARM RUNDIR DATA WALL RC NOTE: one row of results.tsv.

@@ -161,6 +161,11 @@ TEST_CASE("read_metrics: later records replace earlier ones of the same step", "
     f << "{\"step\":1,\"loss\":4.0}\nnot json\n";
   }
   CHECK_THROWS_AS(viz::read_metrics(path, "run"), tg::DataError);
+  {
+    std::ofstream f(path);
+    f << "{\"step\":1,\"loss\":4.0}\n{\"loss\":3.0}\n";  // a loss without its step
+  }
+  CHECK_THROWS_AS(viz::read_metrics(path, "run"), tg::DataError);
   std::remove(path.c_str());
   CHECK_THROWS_AS(viz::read_metrics(path, "run"), tg::DataError);
 }
@@ -201,7 +206,9 @@ TEST_CASE("loss against wall minutes (elapsed_s), the panels chosen", "[viz][plo
   const std::string path = "/tmp/tapegpt_test_viz_minutes.jsonl";
   {
     std::ofstream f(path);
-    f << "{\"step\":1,\"loss\":4.0,\"lr\":0.001,\"elapsed_s\":30,\"train_s\":0.25}\n"
+    f << "{\"budget_s\":150,\"plan\":[\"model: 4 layers\"]}\n"  // --budget's records: no step, no loss
+      << "{\"step\":1,\"loss\":4.0,\"lr\":0.001,\"elapsed_s\":30,\"train_s\":0.25}\n"
+      << "{\"revised_at_step\":1,\"max_steps\":2,\"budget\":\"slower than measured\"}\n"
       << "{\"step\":2,\"loss\":3.5,\"lr\":0.001,\"elapsed_s\":60,\"train_s\":0.5}\n"
       << "{\"step\":2,\"val_loss\":3.6,\"elapsed_s\":90,\"train_s\":0.5}\n";
   }

@@ -148,6 +148,10 @@ RunCurves read_metrics(const std::string& path, const std::string& name) {
     } catch (const nlohmann::json::exception&) {
       throw tg::DataError(path + " line " + std::to_string(n) + " is not JSON; is this a metrics.jsonl?");
     }
+    // A record about the run rather than a step (--budget's plan and its
+    // revisions) has neither loss: nothing to draw.
+    const bool has_loss = j.is_object() && (j.contains("loss") || j.contains("val_loss"));
+    if (j.is_object() && !j.contains("step") && !has_loss) continue;
     if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer())
       throw tg::DataError(path + " line " + std::to_string(n) + " has no integer \"step\"; is this a metrics.jsonl?");
     const int64_t step = j["step"].get<int64_t>();

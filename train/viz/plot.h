@@ -21,8 +21,9 @@ struct RunCurves {
 };
 
 // Reads `path` (a metrics.jsonl). A record written again after a resume
-// replaces the earlier one for its step. Throws tg::DataError naming the
-// file and line when it is missing or malformed.
+// replaces the earlier one for its step; records without a step and a loss
+// (--budget's plan and revisions) are passed over. Throws tg::DataError
+// naming the file and line when it is missing or malformed.
 RunCurves read_metrics(const std::string& path, const std::string& name);
 
 // The horizontal axis of one panel of the plot.

@@ -17,6 +17,7 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin  # mpirun -np N tapegpt train: data parallelism (tests/distributed)
   libdnnl-dev  # oneDNN: the bf16 matmuls (autograd/kernels/bf16.h), AVX512_BF16 or AMX where the CPU has it
   iproute2  # ip netns, veth, tc tbf: ranks on test hosts of their own (tests/distributed/netns.py)
+  fortunes  # English quotes and prose: a corpus of scripts/budget_corpora.sh (bench_budget.sh, its CTest)
 )
 # Optional cross-check tools (PyTorch parity, h5py round trips): only with
 # TAPEGPT_WITH_TORCH=1, since they are large and the core needs none of them.

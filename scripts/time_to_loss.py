@@ -4,6 +4,7 @@ Tiny Shakespeare trained in PyTorch (float32, or under bf16 autocast), and
 the summary that compares it with tapegpt's runs.
 
   time_to_loss.py torch --data DIR --out RUNDIR [--bf16] [--steps N] [--eval-every N] [--threads N]
+                        [--budget-s S [--started-at UNIXTIME]] [--save CKPT.pt]
   time_to_loss.py summary --run NAME=RUNDIR ... [--baseline NAME] [--md FILE] [--json FILE]
 
 `torch` trains nanoGPT's model (scripts/nanogpt_model.py: 4 layers, 4
@@ -21,6 +22,12 @@ forward, backward, clip, AdamW), never the evaluations. An evaluation scores
 the whole of val.bin as `tapegpt train --eval-steps 0` does: non-overlapping
 windows of T from the start, each target once (the last window shorter),
 the mean over all targets; the logits are cast to float32 for the loss.
+
+With --budget-s S the step count is not given but fitted to S wall seconds
+from --started-at (scripts/bench_budget.sh passes the time it launched this
+process, so the import of torch counts too): Note [Fitting nanoGPT's recipe
+to a wall-time budget] below. --save writes the final model as nanoGPT's
+ckpt.pt, for scripts/nanogpt_to_h5.py and `tapegpt eval`.
 
 `summary` takes each run's metrics.jsonl, the baseline's final validation
 loss as the target, and prints for each run the training seconds at its
@@ -143,10 +150,11 @@ def cmd_torch(args):
 
     model.train()
     train_s = 0.0
-    t_start = time.perf_counter()
-    for it in range(args.steps):
+
+    def train_step(it, warmup, decay):
+        nonlocal train_s
         t0 = time.perf_counter()
-        lr = nanogpt_lr(it, args.lr, args.min_lr, warmup, args.steps)
+        lr = nanogpt_lr(it, args.lr, args.min_lr, warmup, decay)
         for g in opt.param_groups:
             g["lr"] = lr
         ix = torch.randint(len(train) - T, (B,), generator=gen)
@@ -161,15 +169,109 @@ def cmd_torch(args):
         opt.zero_grad(set_to_none=True)
         loss_value = loss.item()
         train_s += time.perf_counter() - t0
-        step = it + 1
-        row(step=step, loss=loss_value, lr=lr, train_s=train_s, elapsed_s=time.perf_counter() - t_start)
-        if step % args.eval_every == 0 or step == args.steps:
-            model.eval()
-            v = evaluate(model, val, T, ctx, torch, F)
-            model.train()
-            row(step=step, val_loss=v, train_s=train_s, elapsed_s=time.perf_counter() - t_start)
-            print(f"{info['dtype']}: step {step}: val loss {v:.4f} after {train_s:.1f} s of training", flush=True)
+        row(step=it + 1, loss=loss_value, lr=lr, train_s=train_s, elapsed_s=elapsed())
+
+    def evaluate_now(step):
+        model.eval()
+        v = evaluate(model, val, T, ctx, torch, F)
+        model.train()
+        row(step=step, val_loss=v, train_s=train_s, elapsed_s=elapsed())
+        print(f"{info['dtype']}: step {step}: val loss {v:.4f} after {train_s:.1f} s of training", flush=True)
+
+    def estimate_eval_s(batch=128):
+        """evaluate()'s time: its first batch of windows, timed, times its number of batches."""
+        windows = len(range(0, val.numel() - 1, T))
+        x = torch.stack([val[s:s + T] for s in range(0, min(windows, batch) * T, T)])
+        model.eval()
+        t0 = time.perf_counter()
+        with torch.no_grad(), ctx:
+            model(x)
+        seconds = time.perf_counter() - t0
+        model.train()
+        return seconds * math.ceil(windows / batch)
+
+    # Wall seconds on the metrics rows: since training began, or under a
+    # budget since the budget began.
+    clock_zero = time.time() if args.started_at is None else args.started_at
+
+    def elapsed():
+        return time.time() - clock_zero
+
+    if args.budget_s is None:
+        steps = args.steps
+        for it in range(args.steps):
+            train_step(it, warmup, args.steps)
+            step = it + 1
+            if step % args.eval_every == 0 or step == args.steps:
+                evaluate_now(step)
+    else:
+        steps = fit_steps_to_budget(args, train_step, evaluate_now, estimate_eval_s, elapsed, info)
+        with open(os.path.join(args.out, "run.json"), "w") as f:
+            json.dump(info, f, indent=1)
     log.close()
+    if args.save:
+        # nanoGPT's ckpt.pt layout (model, model_args), which scripts/nanogpt_to_h5.py reads.
+        # The parameters only (no mask buffers); the tied head is wte, named once.
+        state = {name: p.detach() for name, p in model.named_parameters()}
+        model_args = dict(n_layer=L, n_head=args.n_head, n_embd=args.n_embd, block_size=T, bias=False,
+                          vocab_size=vocab, dropout=0.0)
+        torch.save({"model": state, "model_args": model_args, "iter_num": steps},
+                   args.save)
+
+
+# Note [Fitting nanoGPT's recipe to a wall-time budget]
+# nanoGPT's CPU recipe fixes max_iters (= lr_decay_iters). Given a budget
+# instead, as `tapegpt train --budget` is, the run measures its own speed
+# and the measurement counts against the budget: the first PROBE_STEPS
+# steps are the run's real first steps (still in warm-up, whose learning
+# rate does not depend on max_iters), timed over their second half (the
+# first steps pay one-time costs); one batch of the evaluation's windows is
+# timed and scaled to the whole split. Whole-split evaluations may take
+# EVAL_SHARE of the budget, at most MAX_EVALS, the last at the end (the
+# reported loss); max_iters is set so that the rest of the steps and those
+# evaluations fill what is left of the budget, less a safety share for a
+# machine that slows down. Should it slow down more than that, the run
+# stops early where the final evaluation still fits, and says so.
+PROBE_STEPS = 20
+EVAL_SHARE = 0.05
+MAX_EVALS = 5
+SAFETY = 0.95
+
+
+def fit_steps_to_budget(args, train_step, evaluate_now, estimate_eval_s, elapsed, info):
+    """Trains for args.budget_s wall seconds since args.started_at; returns the steps taken."""
+    budget = args.budget_s
+    half = PROBE_STEPS // 2
+    for it in range(PROBE_STEPS):
+        if it == half:
+            probe_start = elapsed()
+        train_step(it, args.warmup, args.warmup)  # warm-up only: the decay end does not matter yet
+    step_s = (elapsed() - probe_start) / (PROBE_STEPS - half)
+    eval_s = estimate_eval_s()
+    n_evals = max(1, min(MAX_EVALS, int(EVAL_SHARE * budget / eval_s)))
+    left = budget * SAFETY - elapsed() - n_evals * eval_s
+    max_iters = PROBE_STEPS + max(0, int(left / step_s))
+    warmup = min(args.warmup, max_iters)
+    eval_every = -(-(max_iters - PROBE_STEPS) // n_evals)  # n_evals in all, the last at max_iters
+    info.update(budget_s=budget, probe_steps=PROBE_STEPS, probe_step_s=step_s, eval_s_estimate=eval_s,
+                evaluations=n_evals, max_iters=max_iters, lr_decay_iters=max_iters, safety=SAFETY)
+    print(f"budget {budget:.0f} s: probe steps at {step_s * 1e3:.1f} ms, a whole-split evaluation about "
+          f"{eval_s:.1f} s, {elapsed():.1f} s spent; max_iters = lr_decay_iters = {max_iters}, "
+          f"{n_evals} evaluation(s)", flush=True)
+    step = PROBE_STEPS
+    for it in range(PROBE_STEPS, max_iters):
+        if elapsed() + step_s + eval_s > budget:
+            info["stopped_early_at"] = step
+            print(f"stopping early at step {step} of {max_iters}: the machine slowed down", flush=True)
+            break
+        train_step(it, warmup, max_iters)
+        step = it + 1
+        if (step - PROBE_STEPS) % eval_every == 0 and step < max_iters:
+            t0 = elapsed()
+            evaluate_now(step)
+            eval_s = max(eval_s, elapsed() - t0)
+    evaluate_now(step)
+    return step
 
 
 def read_run(path):
@@ -258,6 +360,12 @@ def main():
     t.add_argument("--beta2", type=float, default=0.99)
     t.add_argument("--weight-decay", type=float, default=0.1)
     t.add_argument("--grad-clip", type=float, default=1.0)
+    t.add_argument("--budget-s", type=float,
+                   help="instead of --steps: fit max_iters and lr_decay_iters to this many wall seconds "
+                        "(Note [Fitting nanoGPT's recipe to a wall-time budget])")
+    t.add_argument("--started-at", type=float,
+                   help="with --budget-s: the Unix time the budget began (default: when training starts)")
+    t.add_argument("--save", help="also write the final model there as a nanoGPT ckpt.pt (model, model_args)")
     t.set_defaults(func=cmd_torch)
     s = sub.add_parser("summary", help="time to the baseline's final validation loss, per run")
     s.add_argument("--run", action="append", required=True, help="NAME=RUNDIR (a metrics.jsonl there)")
@@ -271,6 +379,8 @@ def main():
         sys.exit(2)
     if args.command == "torch" and (args.steps < 1 or args.eval_every < 1):
         fail("--steps and --eval-every must be at least 1")
+    if args.command == "torch" and args.budget_s is not None and args.budget_s <= 0:
+        fail("--budget-s must be positive")
     args.func(args)
 
 

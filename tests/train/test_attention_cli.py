@@ -296,6 +296,34 @@ class Visualise(unittest.TestCase):
         self.assertIn(other, legend)
         self.assertEqual(p.stderr, "")
 
+    def test_plot_wall_minutes(self):
+        out = os.path.join(self.tmp, "minutes.svg")
+        run("plot", self.run_dir, "--x-axis", "minutes", "--out", out)
+        xmllint(self, out)
+        root = ET.parse(out).getroot()
+        texts = [t.text or "" for t in root.iter(SVG_NS + "text")]
+        self.assertIn("loss against wall time", texts)
+        self.assertNotIn("loss against step", texts)  # only the panel asked for
+        val = [pl.get("points").split() for pl in root.iter(SVG_NS + "polyline") if pl.get("class") == "val-loss"]
+        self.assertEqual(len(val), 1)
+        with open(os.path.join(self.run_dir, "metrics.jsonl")) as f:
+            evals = [r for r in map(json.loads, f) if "val_loss" in r]
+        self.assertEqual(len(val[0]), len(evals))
+        # The last evaluation's dot says its wall time in minutes (elapsed_s / 60).
+        titles = [t.text for t in root.iter(SVG_NS + "title")]
+        self.assertTrue(any(f"({evals[-1]['elapsed_s'] / 60:.4g}m wall)" in t for t in titles), titles)
+        self.assertTrue(any(re.fullmatch(r"[0-9.e+-]+m", t) for t in texts), texts)  # minutes ticks
+        # Several axes, in the order given, and mistakes.
+        both = os.path.join(self.tmp, "both.svg")
+        run("plot", self.run_dir, "-x", "minutes,step", "--out", both)
+        heads = [t.text for t in ET.parse(both).getroot().iter(SVG_NS + "text")
+                 if (t.text or "").startswith("loss against")]
+        self.assertEqual(heads, ["loss against wall time", "loss against step"])
+        bad_out = os.path.join(self.tmp, "h.svg")
+        self.expect_error(["plot", self.run_dir, "--x-axis", "hours", "--out", bad_out], 2, "--x-axis")
+        self.expect_error(["plot", self.run_dir, "--x-axis", "step,step", "--out", bad_out], 2, "twice")
+        self.assertFalse(os.path.exists(bad_out))
+
     def test_plot_default_out_and_errors(self):
         run_copy = os.path.join(self.tmp, "runcopy")
         os.makedirs(run_copy)

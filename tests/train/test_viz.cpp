@@ -161,6 +161,11 @@ TEST_CASE("read_metrics: later records replace earlier ones of the same step", "
     f << "{\"step\":1,\"loss\":4.0}\nnot json\n";
   }
   CHECK_THROWS_AS(viz::read_metrics(path, "run"), tg::DataError);
+  {
+    std::ofstream f(path);
+    f << "{\"step\":1,\"loss\":4.0}\n{\"loss\":3.0}\n";  // a loss without its step
+  }
+  CHECK_THROWS_AS(viz::read_metrics(path, "run"), tg::DataError);
   std::remove(path.c_str());
   CHECK_THROWS_AS(viz::read_metrics(path, "run"), tg::DataError);
 }
@@ -195,6 +200,40 @@ TEST_CASE("the plot's third panel is loss against training seconds (train_s)", "
   for (double& t : old.val_train_s) t = NAN;
   const std::string old_svg = viz::loss_plot_svg({old});
   CHECK(old_svg.find("training time unknown") != std::string::npos);
+}
+
+TEST_CASE("loss against wall minutes (elapsed_s), the panels chosen", "[viz][plot]") {
+  const std::string path = "/tmp/tapegpt_test_viz_minutes.jsonl";
+  {
+    std::ofstream f(path);
+    f << "{\"budget_s\":150,\"plan\":[\"model: 4 layers\"]}\n"  // --budget's records: no step, no loss
+      << "{\"step\":1,\"loss\":4.0,\"lr\":0.001,\"elapsed_s\":30,\"train_s\":0.25}\n"
+      << "{\"revised_at_step\":1,\"max_steps\":2,\"budget\":\"slower than measured\"}\n"
+      << "{\"step\":2,\"loss\":3.5,\"lr\":0.001,\"elapsed_s\":60,\"train_s\":0.5}\n"
+      << "{\"step\":2,\"val_loss\":3.6,\"elapsed_s\":90,\"train_s\":0.5}\n";
+  }
+  const viz::RunCurves r = viz::read_metrics(path, "run");
+  std::remove(path.c_str());
+  REQUIRE(r.elapsed_s.size() == 2);
+  CHECK(r.elapsed_s[1] == 60);
+  REQUIRE(r.val_elapsed_s.size() == 1);
+  CHECK(r.val_elapsed_s[0] == 90);
+  const std::string svg = viz::loss_plot_svg({r}, {viz::PlotAxis::WallMinutes});
+  CHECK(svg.find("loss against wall time") != std::string::npos);
+  CHECK(svg.find("loss against step") == std::string::npos);  // only the panel asked for
+  CHECK(svg.find("(1.5m wall): validation loss 3.6") != std::string::npos);  // the dot's title: 90 s
+  CHECK(svg.find(">1.5m<") != std::string::npos);                            // a tick of the minutes axis
+  // Panels side by side in the order given; the default is step, tokens, seconds.
+  const std::string two = viz::loss_plot_svg({r}, {viz::PlotAxis::WallMinutes, viz::PlotAxis::Step});
+  CHECK(two.find("loss against wall time") < two.find("loss against step"));
+  CHECK(viz::default_plot_axes().size() == 3);
+  // A log without elapsed_s: the panel says so and draws no curve.
+  viz::RunCurves old = r;
+  for (double& t : old.elapsed_s) t = NAN;
+  for (double& t : old.val_elapsed_s) t = NAN;
+  const std::string old_svg = viz::loss_plot_svg({old}, {viz::PlotAxis::WallMinutes});
+  CHECK(old_svg.find("wall time unknown") != std::string::npos);
+  CHECK(old_svg.find("class=\"val-loss\"") == std::string::npos);
 }
 
 TEST_CASE("nice_ticks covers the range with round steps", "[viz][plot]") {

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "autograd/base/check.h"
 #include "autograd/base/errors.h"
 #include "train/viz/svg.h"
 
@@ -47,40 +49,65 @@ std::string polyline(const std::vector<double>& xs, const std::vector<double>& y
   return pts;
 }
 
-enum class XAxis { Step, Tokens, Seconds };
-
 // A run's x values on a panel for its training rows and its evaluations.
 struct Xs {
   std::vector<double> train, val;
 };
 
-Xs xs_of(const RunCurves& r, XAxis axis) {
-  Xs x;
+std::vector<double> scaled(const std::vector<double>& v, double factor) {
+  std::vector<double> out;
+  out.reserve(v.size());
+  for (double x : v) out.push_back(x * factor);
+  return out;
+}
+
+Xs xs_of(const RunCurves& r, PlotAxis axis) {
   switch (axis) {
-    case XAxis::Step: return {r.step, r.val_step};
-    case XAxis::Seconds: return {r.train_s, r.val_train_s};
-    case XAxis::Tokens:
-      for (double s : r.step) x.train.push_back(s * r.tokens_per_step);
-      for (double s : r.val_step) x.val.push_back(s * r.tokens_per_step);
-      return x;
+    case PlotAxis::Step: return {r.step, r.val_step};
+    case PlotAxis::TrainSeconds: return {r.train_s, r.val_train_s};
+    case PlotAxis::WallMinutes: return {scaled(r.elapsed_s, 1.0 / 60), scaled(r.val_elapsed_s, 1.0 / 60)};
+    case PlotAxis::Tokens: return {scaled(r.step, r.tokens_per_step), scaled(r.val_step, r.tokens_per_step)};
   }
-  return x;
+  return {};
+}
+
+bool any_finite(const std::vector<double>& a, const std::vector<double>& b) {
+  for (const std::vector<double>* v : {&a, &b})
+    for (double t : *v)
+      if (std::isfinite(t)) return true;
+  return false;
 }
 
 // Whether the run has anything to draw on that panel.
-bool on_panel(const RunCurves& r, XAxis axis) {
-  if (axis == XAxis::Tokens) return r.tokens_per_step > 0;
-  if (axis == XAxis::Seconds) {
-    for (const std::vector<double>* v : {&r.train_s, &r.val_train_s})
-      for (double t : *v)
-        if (std::isfinite(t)) return true;
-    return false;
+bool on_panel(const RunCurves& r, PlotAxis axis) {
+  switch (axis) {
+    case PlotAxis::Step: return true;
+    case PlotAxis::Tokens: return r.tokens_per_step > 0;
+    case PlotAxis::TrainSeconds: return any_finite(r.train_s, r.val_train_s);
+    case PlotAxis::WallMinutes: return any_finite(r.elapsed_s, r.val_elapsed_s);
   }
-  return true;
+  return false;
 }
 
-// Axis labels: "90s", "12m", "1.5h" would hide the scale; seconds throughout.
+// Axis labels: "90s", "12m", "1.5h" would hide the scale; one unit per axis.
 std::string seconds_label(double v) { return fmt(v, 4) + "s"; }
+std::string minutes_label(double v) { return fmt(v, 4) + "m"; }
+
+std::string tick_label(PlotAxis axis, double v) {
+  switch (axis) {
+    case PlotAxis::TrainSeconds: return seconds_label(v);
+    case PlotAxis::WallMinutes: return minutes_label(v);
+    default: return short_count(v);
+  }
+}
+
+// What a validation dot's tooltip adds after the step: its time, if logged.
+std::string when_label(const RunCurves& r, size_t v, PlotAxis axis) {
+  if (axis == PlotAxis::WallMinutes && std::isfinite(r.val_elapsed_s[v]))
+    return " (" + minutes_label(r.val_elapsed_s[v] / 60) + " wall)";
+  if (std::isfinite(r.val_train_s[v])) return " (" + seconds_label(r.val_train_s[v]) + ")";
+  return "";
+}
 
 }  // namespace
 
@@ -105,10 +132,13 @@ RunCurves read_metrics(const std::string& path, const std::string& name) {
   std::ifstream in(path);
   if (!in) throw tg::DataError("cannot read " + path + "; give a run directory written by 'tapegpt train'");
   struct TrainRow {
-    double loss, lr, train_s;
+    double loss, lr, train_s, elapsed_s;
+  };
+  struct ValRow {
+    double val_loss, train_s, elapsed_s;
   };
   std::map<int64_t, TrainRow> train;
-  std::map<int64_t, std::pair<double, double>> val;  // step → (val_loss, train_s)
+  std::map<int64_t, ValRow> val;
   std::string line;
   for (int64_t n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
@@ -118,11 +148,16 @@ RunCurves read_metrics(const std::string& path, const std::string& name) {
     } catch (const nlohmann::json::exception&) {
       throw tg::DataError(path + " line " + std::to_string(n) + " is not JSON; is this a metrics.jsonl?");
     }
+    // A record about the run rather than a step (--budget's plan and its
+    // revisions) has neither loss: nothing to draw.
+    const bool has_loss = j.is_object() && (j.contains("loss") || j.contains("val_loss"));
+    if (j.is_object() && !j.contains("step") && !has_loss) continue;
     if (!j.is_object() || !j.contains("step") || !j["step"].is_number_integer())
       throw tg::DataError(path + " line " + std::to_string(n) + " has no integer \"step\"; is this a metrics.jsonl?");
     const int64_t step = j["step"].get<int64_t>();
-    if (j.contains("val_loss")) val[step] = {number(j, "val_loss"), number(j, "train_s")};
-    if (j.contains("loss")) train[step] = {number(j, "loss"), number(j, "lr"), number(j, "train_s")};
+    if (j.contains("val_loss")) val[step] = {number(j, "val_loss"), number(j, "train_s"), number(j, "elapsed_s")};
+    if (j.contains("loss"))
+      train[step] = {number(j, "loss"), number(j, "lr"), number(j, "train_s"), number(j, "elapsed_s")};
   }
   RunCurves rc;
   rc.name = name;
@@ -131,20 +166,27 @@ RunCurves read_metrics(const std::string& path, const std::string& name) {
     rc.loss.push_back(v.loss);
     rc.lr.push_back(v.lr);
     rc.train_s.push_back(v.train_s);
+    rc.elapsed_s.push_back(v.elapsed_s);
   }
   for (const auto& [s, v] : val) {
     rc.val_step.push_back(static_cast<double>(s));
-    rc.val_loss.push_back(v.first);
-    rc.val_train_s.push_back(v.second);
+    rc.val_loss.push_back(v.val_loss);
+    rc.val_train_s.push_back(v.train_s);
+    rc.val_elapsed_s.push_back(v.elapsed_s);
   }
   if (rc.step.empty() && rc.val_step.empty())
     throw tg::DataError(path + " holds no training or validation records yet");
   return rc;
 }
 
-std::string loss_plot_svg(const std::vector<RunCurves>& runs) {
+std::vector<PlotAxis> default_plot_axes() {
+  return {PlotAxis::Step, PlotAxis::Tokens, PlotAxis::TrainSeconds};
+}
+
+std::string loss_plot_svg(const std::vector<RunCurves>& runs, const std::vector<PlotAxis>& axes) {
+  TG_CHECK(!axes.empty());
   const double panel_w = 380, panel_h = 280, top = 50, left0 = 70, gap = 500;
-  const double W = left0 + 2 * gap + panel_w + 70;
+  const double W = left0 + gap * static_cast<double>(axes.size() - 1) + panel_w + 70;
   const double legend_y = top + panel_h + 60;
   Svg svg(W, legend_y + 22.0 * static_cast<double>(runs.size()) + 30);
 
@@ -164,21 +206,24 @@ std::string loss_plot_svg(const std::vector<RunCurves>& runs) {
   const Axis ar{0, rticks.back(), top + panel_h, top};
 
   struct Panel {
-    XAxis axis;
+    PlotAxis axis;
     const char* title;
     const char* x_label;
     const char* unknown;  // shown when no run has this axis
   };
   const Panel panels[] = {
-      {XAxis::Step, "loss against step", "step", ""},
-      {XAxis::Tokens, "loss against tokens seen", "tokens seen", "tokens seen unknown (no ckpt.h5 in the run)"},
-      {XAxis::Seconds, "loss against training time", "training seconds (evaluation and saving excluded)",
+      {PlotAxis::Step, "loss against step", "step", ""},
+      {PlotAxis::Tokens, "loss against tokens seen", "tokens seen", "tokens seen unknown (no ckpt.h5 in the run)"},
+      {PlotAxis::TrainSeconds, "loss against training time", "training seconds (evaluation and saving excluded)",
        "training time unknown (metrics.jsonl without train_s)"},
+      {PlotAxis::WallMinutes, "loss against wall time", "wall minutes since the command started (elapsed_s)",
+       "wall time unknown (metrics.jsonl without elapsed_s)"},
   };
-  for (int k = 0; k < 3; ++k) {
-    const Panel& panel = panels[k];
-    const double x0 = left0 + gap * k;
-    double xmax = panel.axis == XAxis::Step ? 1.0 : 0.0;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const Panel& panel = *std::find_if(std::begin(panels), std::end(panels),
+                                       [&](const Panel& p) { return p.axis == axes[k]; });
+    const double x0 = left0 + gap * static_cast<double>(k);
+    double xmax = panel.axis == PlotAxis::Step ? 1.0 : 0.0;
     for (const RunCurves& r : runs) {
       if (!on_panel(r, panel.axis)) continue;
       const Xs x = xs_of(r, panel.axis);
@@ -196,8 +241,7 @@ std::string loss_plot_svg(const std::vector<RunCurves>& runs) {
     const Axis ax{0, xticks.back(), x0, x0 + panel_w};
     for (double t : xticks) {
       svg.line(ax(t), top, ax(t), top + panel_h, "#eeeeee");
-      svg.text(ax(t), top + panel_h + 16, panel.axis == XAxis::Seconds ? seconds_label(t) : short_count(t), 10,
-               "middle");
+      svg.text(ax(t), top + panel_h + 16, tick_label(panel.axis, t), 10, "middle");
     }
     svg.text(x0 + panel_w / 2, top + panel_h + 34, panel.x_label, 11, "middle", "fill=\"#555555\"");
     for (double t : lticks) {
@@ -226,13 +270,12 @@ std::string loss_plot_svg(const std::vector<RunCurves>& runs) {
         if (std::isfinite(r.val_loss[v]) && std::isfinite(x.val[v]))
           svg.raw("<circle cx=\"" + fmt(ax(x.val[v]), 6) + "\" cy=\"" + fmt(ay(r.val_loss[v]), 6) +
                   "\" r=\"3\" fill=\"" + color + "\"><title>" +
-                  xml_escape(r.name + " step " + fmt(r.val_step[v], 10) +
-                             (std::isfinite(r.val_train_s[v]) ? " (" + seconds_label(r.val_train_s[v]) + ")" : "") +
+                  xml_escape(r.name + " step " + fmt(r.val_step[v], 10) + when_label(r, v, panel.axis) +
                              ": validation loss " + fmt(r.val_loss[v], 5)) +
                   "</title></circle>\n");
     }
   }
-  const double last = left0 + 2 * gap;
+  const double last = left0 + gap * static_cast<double>(axes.size() - 1);
   svg.text(last + panel_w + 48, top + panel_h / 2, "learning rate (dashed)", 11, "middle",
            "fill=\"#777777\" transform=\"rotate(90 " + fmt(last + panel_w + 48, 6) + " " +
                fmt(top + panel_h / 2, 6) + ")\"");

@@ -44,12 +44,12 @@ namespace {
 struct FakeMachine {
   double flops_per_s = 5e10;
   double now_s = 1.0;
-  std::set<int64_t> measured_depths;
+  std::set<std::pair<int64_t, int64_t>> measured;  // (layers, width)
   double step_seconds(const TrainOptions& o) {
     const double s = nn::training_flops_per_token(o.model) * static_cast<double>(train::tokens_per_step(o)) /
                      flops_per_s;
     now_s += 4 * s;
-    measured_depths.insert(o.model.n_layer);
+    measured.insert({o.model.n_layer, o.model.n_embd});
     return s;
   }
   train::PlanClock clock() {
@@ -72,28 +72,41 @@ double block_weights(const nn::GPTConfig& c) { return 12.0 * c.n_layer * c.n_emb
 }  // namespace
 
 TEST_CASE("the plan fills the budget with the largest rung that sees enough tokens per weight", "[budget]") {
-  int64_t last_depth = 0;
+  int64_t last_rung = 0;
   for (double budget : {60.0, 300.0, 1800.0, 7200.0}) {
     FakeMachine m;
     const BudgetPlan p = train::plan_budget(base_options(), nothing_given, corpus(1000000), budget, true, m.clock());
     const TrainOptions& o = p.options;
-    INFO("budget " << budget << " depth " << o.model.n_layer);
-    // The ladder's shape: d layers, 64·d wide, heads of 64.
-    CHECK(o.model.n_embd == 64 * o.model.n_layer);
+    // The chosen shape is a rung of the ladder, with heads of 64.
+    int64_t rung = -1;
+    for (int64_t r = 0; r < train::ladder_rungs(); ++r) {
+      const nn::GPTConfig c = train::ladder_rung(r, o.model);
+      if (c.n_layer == o.model.n_layer && c.n_embd == o.model.n_embd) rung = r;
+    }
+    INFO("budget " << budget << " rung " << rung);
+    REQUIRE(rung >= 0);
     CHECK(o.model.head_size() == 64);
+    CHECK(o.model.block_size == train::ladder_context(rung));
     // More time never buys a smaller model.
-    CHECK(o.model.n_layer >= last_depth);
-    last_depth = o.model.n_layer;
-    // Its tokens per weight reach the balance (rung 2 is the floor) ...
+    CHECK(rung >= last_rung);
+    last_rung = rung;
+    // Its tokens per weight reach the balance (the first rung is the floor) ...
     const double tokens = static_cast<double>(o.max_steps * train::tokens_per_step(o));
-    if (o.model.n_layer > 2) CHECK(tokens >= 0.9 * train::kTokensPerParameter * block_weights(o.model));
+    if (rung > 0) CHECK(tokens >= 0.9 * train::kTokensPerParameter * block_weights(o.model));
     // ... the next rung's would not, and rungs beyond it were never measured.
-    const nn::GPTConfig next = train::ladder_rung(o.model.n_layer + 1, o.model);
-    TrainOptions bigger = o;
-    bigger.model = next;
-    const double next_tokens = budget / m.step_seconds(bigger) * static_cast<double>(train::tokens_per_step(o));
-    CHECK(next_tokens < train::kTokensPerParameter * block_weights(next));
-    CHECK(*m.measured_depths.rbegin() <= o.model.n_layer + 1);
+    if (rung + 1 < train::ladder_rungs()) {
+      TrainOptions bigger = o;
+      bigger.model = train::ladder_rung(rung + 1, o.model);
+      bigger.model.block_size = train::ladder_context(rung + 1);
+      bigger.batch_size = bigger.model.block_size == 128 ? 12 : 8;
+      const double next_tokens =
+          budget / m.step_seconds(bigger) * static_cast<double>(train::tokens_per_step(bigger));
+      CHECK(next_tokens < train::kTokensPerParameter * block_weights(bigger.model));
+    }
+    for (int64_t r = rung + 2; r < train::ladder_rungs(); ++r) {
+      const nn::GPTConfig c = train::ladder_rung(r, o.model);
+      CHECK(m.measured.count({c.n_layer, c.n_embd}) == 0);
+    }
     // The steps fit the budget with the planning time, and end the schedule.
     CHECK(m.now_s + static_cast<double>(o.max_steps) * p.step_seconds <= budget * 0.97);
     CHECK(static_cast<double>(o.max_steps) * p.step_seconds >= budget * 0.8);
@@ -120,6 +133,7 @@ TEST_CASE("a corpus read many times gets dropout; a large one none", "[budget]")
   CHECK(b.options.model.dropout == 0.0f);
   // A context no longer than a tiny corpus allows.
   CHECK(a.options.model.block_size <= 20000 / 64);
+  CHECK(b.options.model.block_size >= 128);
 }
 
 TEST_CASE("flags the user gives win over the plan's choices", "[budget]") {
@@ -143,7 +157,8 @@ TEST_CASE("flags the user gives win over the plan's choices", "[budget]") {
   CHECK(p.options.max_steps == 123);
   CHECK(p.options.batch_size == 5);
   CHECK(p.options.schedule.decay_steps == 123);
-  CHECK(m.measured_depths == std::set<int64_t>{3});  // one measurement: the user's shape
+  CHECK(m.measured.size() == 1);  // one measurement: the user's shape
+  CHECK(m.measured.count({3, 96}) == 1);
   // What was not given still follows the recipe.
   CHECK(p.options.model.pos_encoding == nn::PosEncoding::Rope);
 }

@@ -14,7 +14,7 @@ namespace train {
 
 // Move 2's balance: tokens seen per block weight. Measured in
 // BENCHMARKS.md ("--budget: what was tried").
-const double kTokensPerParameter = 4.0;
+const double kTokensPerParameter = 1.5;
 
 namespace {
 
@@ -36,10 +36,15 @@ const std::vector<RecipeFlag> kBudgetRecipe = {
     {"beta2", "0.99", "AdamW's moments (embeddings, head, gains) over more steps"},
 };
 
-// Rung shapes: context and batch when the user gives none.
-constexpr int64_t kLadderContext = 256;
-constexpr int64_t kLadderBatch = 8;
-constexpr int64_t kLadderTop = 12;  // 12 × 768: GPT-2 small's blocks
+// Move 2's ladder, smallest first: (layers, width), heads of 64. Widths
+// and depths that measured well on 2 cores (4 x 192 and 4 x 256 at five
+// minutes on Tiny Shakespeare) up to GPT-2 small's blocks; the first rungs
+// read 128 tokens of context, 12 sequences a step, the deeper ones 256 and 8.
+struct Rung {
+  int64_t layers, width;
+};
+const std::vector<Rung> kLadder = {{2, 128}, {4, 128}, {4, 192}, {4, 256}, {6, 256}, {6, 384}, {8, 512}, {12, 768}};
+constexpr int64_t kLongContextFromLayers = 6;
 
 // Share of the budget the plan fills; the rest is slack for a busy machine
 // (the guard in the loop spends it only when needed).
@@ -82,12 +87,18 @@ double eval_seconds(const TrainOptions& o, double step_s, int64_t val_tokens) {
 
 }  // namespace
 
-nn::GPTConfig ladder_rung(int64_t depth, const nn::GPTConfig& base) {
+int64_t ladder_rungs() { return static_cast<int64_t>(kLadder.size()); }
+
+nn::GPTConfig ladder_rung(int64_t rung, const nn::GPTConfig& base) {
   nn::GPTConfig c = base;
-  c.n_layer = depth;
-  c.n_embd = 64 * depth;
-  c.n_head = depth;
+  c.n_layer = kLadder[static_cast<size_t>(rung)].layers;
+  c.n_embd = kLadder[static_cast<size_t>(rung)].width;
+  c.n_head = c.n_embd / 64;
   return c;
+}
+
+int64_t ladder_context(int64_t rung) {
+  return kLadder[static_cast<size_t>(rung)].layers >= kLongContextFromLayers ? 256 : 128;
 }
 
 BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::string&)>& given,
@@ -114,54 +125,64 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
     if (!given("min-lr")) o.schedule.min_lr = o.schedule.lr / 10.0;
   }
 
-  // Move 2: the shape.
+  // Move 2: the shape. A rung's context and batch, unless given; the
+  // context no longer than a tiny corpus allows.
   const bool shape_given = given("n-layer") || given("n-embd") || given("n-head");
-  if (fit_all && !given("block-size"))
-    o.model.block_size = std::min<int64_t>(kLadderContext, std::max<int64_t>(16, corpus.train_tokens / 64));
-  if (fit_all && !given("batch-size")) o.batch_size = kLadderBatch;
-  const double step_tokens = static_cast<double>(tokens_per_step(o));
+  const auto with_rung = [&](int64_t rung) {
+    TrainOptions c = o;
+    c.model = ladder_rung(rung, o.model);
+    const int64_t context = ladder_context(rung);
+    if (!given("block-size")) c.model.block_size = std::min(context, std::max<int64_t>(16, corpus.train_tokens / 64));
+    if (!given("batch-size")) c.batch_size = context == 128 ? 12 : 8;
+    return c;
+  };
+  // Tokens the time left buys at step_s seconds a step of c.
+  const auto tokens_in = [&](const TrainOptions& c, double step_s) {
+    return std::max(0.0, usable - clock.now()) / step_s * static_cast<double>(tokens_per_step(c));
+  };
   if (!fit_all || shape_given) {
     plan.step_seconds = clock.step_seconds(o);
     why.push_back("model: " + shape_text(o.model) + (fit_all ? " (yours)" : " (as the flags say)") + ", " +
                   fmt("%.0f ms a step, measured", 1e3 * plan.step_seconds));
   } else {
-    TrainOptions best = o;
+    TrainOptions best = with_rung(0);
     double best_step = 0;
+    int64_t best_rung = 0;
     std::string stopped;
-    for (int64_t d = 2; d <= kLadderTop; ++d) {
-      TrainOptions cand = o;
-      cand.model = ladder_rung(d, o.model);
+    for (int64_t rung = 0; rung < ladder_rungs(); ++rung) {
+      const TrainOptions cand = with_rung(rung);
       const double weights = static_cast<double>(block_weights(cand.model));
-      const auto tokens_in = [&](double step_s) {
-        return std::max(0.0, usable - clock.now()) / step_s * step_tokens;
+      const auto too_big = [&](double step_s, const char* how) {
+        const double per_weight = tokens_in(cand, step_s) / weights;
+        if (per_weight >= kTokensPerParameter) return false;
+        stopped = "the next, " + shape_text(cand.model) + fmt(", would see %.1f tokens per weight", per_weight) + how;
+        return true;
       };
-      if (best_step > 0) {  // predicted from the rung below: measure only a hopeful rung
-        const double predicted = best_step * nn::training_flops_per_token(cand.model) /
-                                 nn::training_flops_per_token(best.model);
-        if (tokens_in(predicted) < kTokensPerParameter * weights) {
-          stopped = fmt("rung %.0f would see", static_cast<double>(d)) +
-                    fmt(" %.1f tokens per weight, predicted", tokens_in(predicted) / weights);
-          break;
-        }
-      }
-      const double step_s = clock.step_seconds(cand);
-      if (best_step > 0 && tokens_in(step_s) < kTokensPerParameter * weights) {
-        stopped = fmt("rung %.0f would see", static_cast<double>(d)) +
-                  fmt(" %.1f tokens per weight, measured", tokens_in(step_s) / weights);
+      // Predicted from the rung below (FLOPs per token): measure only a hopeful rung.
+      if (best_step > 0 &&
+          too_big(best_step * static_cast<double>(tokens_per_step(cand)) * nn::training_flops_per_token(cand.model) /
+                      (static_cast<double>(tokens_per_step(best)) * nn::training_flops_per_token(best.model)),
+                  ", predicted"))
         break;
-      }
+      const double step_s = clock.step_seconds(cand);
+      if (best_step > 0 && too_big(step_s, ", measured")) break;
       best = cand;
       best_step = step_s;
+      best_rung = rung;
     }
     o.model = best.model;
+    o.batch_size = best.batch_size;
     plan.step_seconds = best_step;
     const double weights = static_cast<double>(block_weights(o.model));
-    why.push_back("model: " + shape_text(o.model) + " (depth ladder rung " + std::to_string(o.model.n_layer) +
-                  ", " + millions(weights) + " block weights; " + fmt("%.0f ms a step, measured", 1e3 * best_step) +
-                  ", buys " + fmt("%.1f tokens per weight", std::max(0.0, usable - clock.now()) / best_step *
-                                                                  step_tokens / weights) +
-                  fmt(", the most above %.0f", kTokensPerParameter) + (stopped.empty() ? "" : "; " + stopped) + ")");
+    why.push_back("model: " + shape_text(o.model) + ", " + std::to_string(o.batch_size) +
+                  " sequences a step (ladder rung " + std::to_string(best_rung + 1) + " of " +
+                  std::to_string(ladder_rungs()) + ", " + millions(weights) + " block weights; " +
+                  fmt("%.0f ms a step, measured; ", 1e3 * best_step) +
+                  fmt("the budget buys %.1f tokens per weight", tokens_in(o, best_step) / weights) +
+                  fmt(", the largest rung at or above %.1f", kTokensPerParameter) +
+                  (stopped.empty() ? "" : "; " + stopped) + ")");
   }
+  const double step_tokens = static_cast<double>(tokens_per_step(o));
 
   // Move 4's time: what is left once evaluations and saves are paid for.
   const double eval_whole = eval_seconds(o, plan.step_seconds, corpus.val_tokens);

@@ -6,12 +6,12 @@
 // 1. The recipe: the choices that learned the most per minute on every
 //    corpus tried (BENCHMARKS.md, "--budget: what was tried"), as flags,
 //    like a --preset: kBudgetRecipe in plan.cpp.
-// 2. The shape, on one dial as nanochat's --depth: rung d has d blocks,
-//    64·d wide, d heads of 64, context 256, 8 sequences a step. From the
+// 2. The shape, on one dial as nanochat's --depth: a ladder of shapes
+//    (kLadder in plan.cpp: 2 x 128 up to 12 x 768, heads of 64). From the
 //    smallest rung up, each rung's step is measured on this machine
 //    (step_timer.h; the time counts against the budget) and the planner
 //    climbs while the tokens the budget buys stay at least
-//    kTokensPerParameter times the rung's block weights (12·d·C²), the
+//    kTokensPerParameter times the rung's block weights (12·L·C²), the
 //    balance of model size and data that measured best; a rung whose
 //    predicted step time (the last measured, scaled by FLOPs) already fails
 //    is not measured.
@@ -64,8 +64,11 @@ struct BudgetPlan {
 BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::string&)>& given,
                        const CorpusFacts& corpus, double budget_s, bool fit_all, const PlanClock& clock);
 
-// The shape of rung `depth` of the ladder (move 2) for vocabulary V.
-nn::GPTConfig ladder_rung(int64_t depth, const nn::GPTConfig& base);
+// Move 2's ladder: its rungs, rung r's shape (its other fields from
+// `base`), and its context length.
+int64_t ladder_rungs();
+nn::GPTConfig ladder_rung(int64_t rung, const nn::GPTConfig& base);
+int64_t ladder_context(int64_t rung);
 
 // Tokens per block weight a run should see (move 2), from the measurements
 // in BENCHMARKS.md.

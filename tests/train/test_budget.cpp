@@ -232,6 +232,22 @@ TEST_CASE("the guard lengthens a run on a faster machine while the rate is held"
   CHECK(t >= 100.0);
 }
 
+TEST_CASE("a machine slowing down step by step gets a few revisions, not one a step", "[budget]") {
+  BudgetGuard g(110.0, 113.0);  // planned: 1000 steps of 0.1 s from t = 10
+  double now = 10.0;
+  std::string why;
+  int64_t max_steps = 1000, revisions = 0;
+  for (int64_t step = 1; step <= max_steps; ++step) {
+    now += 0.1 * (1.0 + static_cast<double>(step) / 1000.0);  // 0.1 s a step, then up to 0.2
+    const int64_t end = g.revise(step, max_steps, wsd(max_steps), now, &why);
+    revisions += end != max_steps;
+    max_steps = end;
+  }
+  CHECK(revisions <= 30);  // each moves the end by more than kReviseShare
+  CHECK(now <= 113.0);
+  CHECK(max_steps > 600);
+}
+
 TEST_CASE("in the decay only the hard deadline moves the end", "[budget]") {
   // A machine that slows down at step 900, in the decay of a 1000-step WSD
   // run: 0.1 s a step before, 1 s after.

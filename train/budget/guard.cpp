@@ -38,26 +38,27 @@ int64_t BudgetGuard::revise(int64_t step, int64_t max_steps, const LrSchedule& s
   // A few seconds and steps before the rate means anything.
   if (done < 5 || now_s - first_s_ < 2.0) return max_steps;
   const double per_step = (now_s - first_s_) / static_cast<double>(done);
-  const double projected = now_s + static_cast<double>(max_steps - step) * per_step;
   char buf[200];
-  if (projected > hard_) {
-    const int64_t end = step + std::max<int64_t>(0, static_cast<int64_t>((hard_ - now_s) / per_step));
-    if (end >= max_steps) return max_steps;
-    std::snprintf(buf, sizeof buf,
-                  "the machine runs at %.0f ms a step: cut to %lld steps to end within the budget", 1e3 * per_step,
-                  static_cast<long long>(end));
+  if (still_held(schedule, step, max_steps)) {
+    // Aim at the planned deadline; a small miss is left alone.
+    const int64_t target = step + static_cast<int64_t>((deadline_ - now_s) / per_step);
+    if (std::abs(static_cast<double>(target - max_steps)) <= kReviseShare * static_cast<double>(max_steps))
+      return max_steps;
+    const int64_t end = std::max(target, min_end_after(schedule, step));
+    if (end == max_steps) return max_steps;
+    std::snprintf(buf, sizeof buf, "the machine runs at %.0f ms a step (%s than measured): %lld steps instead of %lld",
+                  1e3 * per_step, end < max_steps ? "slower" : "faster", static_cast<long long>(end),
+                  static_cast<long long>(max_steps));
     *why = buf;
     return end;
   }
-  if (!still_held(schedule, step, max_steps)) return max_steps;
-  const int64_t target = step + static_cast<int64_t>((deadline_ - now_s) / per_step);
-  if (std::abs(static_cast<double>(target - max_steps)) <= kReviseShare * static_cast<double>(max_steps))
-    return max_steps;
-  const int64_t end = std::max(target, min_end_after(schedule, step));
-  if (end == max_steps) return max_steps;
-  std::snprintf(buf, sizeof buf, "the machine runs at %.0f ms a step (%s than measured): %lld steps instead of %lld",
-                1e3 * per_step, end < max_steps ? "slower" : "faster", static_cast<long long>(end),
-                static_cast<long long>(max_steps));
+  // In the decay: only a run that would pass the hard deadline is cut, a
+  // little short of it so that one cut holds.
+  if (now_s + static_cast<double>(max_steps - step) * per_step <= hard_) return max_steps;
+  const int64_t end = step + std::max<int64_t>(0, static_cast<int64_t>((1.0 - kReviseShare) * (hard_ - now_s) / per_step));
+  if (end >= max_steps) return max_steps;
+  std::snprintf(buf, sizeof buf, "the machine runs at %.0f ms a step: cut to %lld steps to end within the budget",
+                1e3 * per_step, static_cast<long long>(end));
   *why = buf;
   return end;
 }

@@ -8,9 +8,9 @@
 //   deadline by more than kReviseShare of the run, the step count is revised
 //   to end at the deadline: with WSD the run is then the same as if it had
 //   been planned with that count from the start.
-// - Whenever the projection passes the hard deadline (the whole budget, the
-//   final evaluation and save kept aside), the run is cut to end by it, in
-//   its decay too.
+// - In the decay, a projection past the hard deadline (the whole budget, the
+//   final evaluation and save kept aside) cuts the run to end a little
+//   before it (the decay's line then ends earlier: a rare emergency).
 // The loop records each revision (metrics.jsonl, the checkpoint's flags),
 // so a resume continues the plan as recorded; a resumed run has no guard:
 // its clock started with another process.

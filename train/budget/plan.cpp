@@ -45,6 +45,12 @@ struct Rung {
 };
 const std::vector<Rung> kLadder = {{2, 128}, {4, 128}, {4, 192}, {4, 256}, {6, 256}, {6, 384}, {8, 512}, {12, 768}};
 constexpr int64_t kLongContextFromLayers = 6;
+// A rung is measured unless it would miss even at this many times the FLOP
+// rate of the rung below: larger matmuls run faster (on a quiet machine a
+// token of 4 x 192 cost 2.1x one of 4 x 128 for 2.3x the FLOPs), and the
+// machine's speed drifts by up to 40% within minutes, so one measurement
+// taken in a slow moment must not rule out the next rung.
+constexpr double kPredictedSpeedup = 1.7;
 
 // Share of the budget the plan fills; the rest is slack for a busy machine
 // (the guard in the loop spends it only when needed).
@@ -158,10 +164,13 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
         stopped = "the next, " + shape_text(cand.model) + fmt(", would see %.1f tokens per weight", per_weight) + how;
         return true;
       };
-      // Predicted from the rung below (FLOPs per token): measure only a hopeful rung.
+      // Predicted from the rung below (FLOPs per token, at kPredictedSpeedup
+      // its rate: larger matmuls run faster): a rung that misses even so is
+      // not measured.
       if (best_step > 0 &&
           too_big(best_step * static_cast<double>(tokens_per_step(cand)) * nn::training_flops_per_token(cand.model) /
-                      (static_cast<double>(tokens_per_step(best)) * nn::training_flops_per_token(best.model)),
+                      (kPredictedSpeedup * static_cast<double>(tokens_per_step(best)) *
+                       nn::training_flops_per_token(best.model)),
                   ", predicted"))
         break;
       const double step_s = clock.step_seconds(cand);

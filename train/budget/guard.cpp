@@ -52,10 +52,11 @@ int64_t BudgetGuard::revise(int64_t step, int64_t max_steps, const LrSchedule& s
     *why = buf;
     return end;
   }
-  // In the decay: only a run that would pass the hard deadline is cut, a
-  // little short of it so that one cut holds.
+  // In the decay: only a run that would pass the hard deadline is cut, by
+  // 1% of its steps more than needed, so that one cut holds a while.
   if (now_s + static_cast<double>(max_steps - step) * per_step <= hard_) return max_steps;
-  const int64_t end = step + std::max<int64_t>(0, static_cast<int64_t>((1.0 - kReviseShare) * (hard_ - now_s) / per_step));
+  const int64_t fits = static_cast<int64_t>((hard_ - now_s) / per_step);
+  const int64_t end = step + std::max<int64_t>(0, fits - (max_steps + 99) / 100);
   if (end >= max_steps) return max_steps;
   std::snprintf(buf, sizeof buf, "the machine runs at %.0f ms a step: cut to %lld steps to end within the budget",
                 1e3 * per_step, static_cast<long long>(end));

@@ -9,8 +9,8 @@
 //   to end at the deadline: with WSD the run is then the same as if it had
 //   been planned with that count from the start.
 // - In the decay, a projection past the hard deadline (the whole budget, the
-//   final evaluation and save kept aside) cuts the run to end a little
-//   before it (the decay's line then ends earlier: a rare emergency).
+//   final evaluation and save kept aside) cuts the run to end 1% of its
+//   steps before it (the decay's line then ends earlier: an emergency).
 // The loop records each revision (metrics.jsonl, the checkpoint's flags),
 // so a resume continues the plan as recorded; a resumed run has no guard:
 // its clock started with another process.

@@ -117,7 +117,7 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
 
   // Move 1: the recipe.
   if (fit_all) {
-    std::string kept, applied;
+    std::string kept;
     for (const RecipeFlag& r : kBudgetRecipe) {
       const std::string shown = std::string("--") + r.flag + (*r.value ? " " : "") + r.value;
       if (given(r.flag)) {

@@ -2,8 +2,8 @@
 // checkpoint with no other flags, writing beside that checkpoint.
 #include <chrono>
 #include <cmath>
-#include <functional>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <memory>
 
@@ -11,13 +11,13 @@
 #include "autograd/kernels/bf16.h"
 #include "checkpoints/checkpoint.h"
 #include "data/tokenizer_json.h"
-#include "nn/gpt.h"
-#include "train/cli/cli_util.h"
-#include "train/cli/commands.h"
 #include "data/token_file.h"
+#include "nn/gpt.h"
 #include "train/budget/duration.h"
 #include "train/budget/plan.h"
 #include "train/budget/step_timer.h"
+#include "train/cli/cli_util.h"
+#include "train/cli/commands.h"
 #include "train/cli/init_from.h"
 #include "train/precision.h"
 #include "train/presets.h"

@@ -364,7 +364,9 @@ int Trainer::run(bool resumed) {
   std::unique_ptr<BudgetGuard> guard;  // a resumed run continues its recorded plan
   if (o_.budget_deadline_s > 0 && !resumed)
     guard = std::make_unique<BudgetGuard>(o_.budget_deadline_s, o_.budget_hard_deadline_s);
-  if (metrics && !o_.budget.empty() && !resumed) metrics->log_plan(parse_duration_seconds(o_.budget, "budget"), o_.budget_plan);
+  // The plan's row goes just before the first step's, which replaces an
+  // old run's log (MetricsLog's `fresh`): never earlier.
+  bool plan_logged = o_.budget.empty() || resumed;
   double tokens_per_s = 0.0, reduce_share = 0.0;
   bool saved_at_step = false, stop = false;
 
@@ -394,6 +396,8 @@ int Trainer::run(bool resumed) {
     const double reduce_s = dist_.take_reduce_seconds();
     reduce_share = first ? reduce_s / dt : 0.9 * reduce_share + 0.1 * reduce_s / dt;
     const double elapsed = command_seconds();
+    if (metrics && !plan_logged) metrics->log_plan(parse_duration_seconds(o_.budget, "budget"), o_.budget_plan);
+    plan_logged = true;
     if (metrics)
       metrics->log_step(state_.step, loss, lr_at(o_.schedule, state_.step - 1), last_grad_norm_, rate,
                         elapsed, state_.train_seconds, dist_.size(), reduce_s);

@@ -87,6 +87,11 @@ TEST_CASE("the plan fills the budget with the largest rung that sees enough toke
     REQUIRE(rung >= 0);
     CHECK(o.model.head_size() == 64);
     CHECK(o.model.block_size == train::ladder_context(rung));
+    CHECK(o.batch_size == train::ladder_batch(rung));
+    // Muon's rate follows the chosen width, and decays to a tenth.
+    CHECK(o.optimizer == train::OptimizerKind::Muon);
+    CHECK(o.schedule.lr == Approx(train::budget_muon_lr(o.model.n_embd)));
+    CHECK(o.schedule.min_lr == Approx(o.schedule.lr / 10));
     // More time never buys a smaller model.
     CHECK(rung >= last_rung);
     last_rung = rung;
@@ -98,7 +103,7 @@ TEST_CASE("the plan fills the budget with the largest rung that sees enough toke
       TrainOptions bigger = o;
       bigger.model = train::ladder_rung(rung + 1, o.model);
       bigger.model.block_size = train::ladder_context(rung + 1);
-      bigger.batch_size = bigger.model.block_size == 128 ? 12 : 8;
+      bigger.batch_size = train::ladder_batch(rung + 1);
       const double next_tokens =
           budget / m.step_seconds(bigger) * static_cast<double>(train::tokens_per_step(bigger));
       CHECK(next_tokens < train::kTokensPerParameter * block_weights(bigger.model));
@@ -161,6 +166,20 @@ TEST_CASE("flags the user gives win over the plan's choices", "[budget]") {
   CHECK(m.measured.count({3, 96}) == 1);
   // What was not given still follows the recipe.
   CHECK(p.options.model.pos_encoding == nn::PosEncoding::Rope);
+}
+
+TEST_CASE("Muon's rate under --budget grows as the square root of the width; --lr wins", "[budget]") {
+  CHECK(train::budget_muon_lr(512) == Approx(train::kDefaultMuonLr));
+  CHECK(train::budget_muon_lr(128) == Approx(train::kDefaultMuonLr / 2));
+  CHECK(train::budget_muon_lr(768) == Approx(train::kDefaultMuonLr * std::sqrt(1.5)));
+  TrainOptions o = base_options();
+  o.schedule.lr = 0.03;
+  const auto given = [](const std::string& f) { return f == "lr"; };
+  FakeMachine m;
+  const BudgetPlan p = train::plan_budget(o, given, corpus(1000000), 300, true, m.clock());
+  CHECK(p.options.optimizer == train::OptimizerKind::Muon);
+  CHECK(p.options.schedule.lr == Approx(0.03));
+  CHECK(p.options.schedule.min_lr == Approx(0.003));
 }
 
 TEST_CASE("--budget-fit steps keeps the model and optimizer, fits the steps", "[budget]") {

@@ -64,7 +64,7 @@ class BudgetCli(unittest.TestCase):
     def test_the_header_gives_each_choice_and_its_reason(self):
         for part in ("budget: model: ", "ladder rung", "ms a step, measured", "budget: steps: ",
                      "budget: recipe: --optimizer muon (", "budget: dropout: ", "budget: evaluations: ",
-                     "budget: planned in "):
+                     "budget: learning rate: Muon ", "budget: planned in "):
             self.assertIn(part, self.out)
 
     def test_metrics_record_the_plan_and_the_clock(self):
@@ -117,7 +117,7 @@ class BudgetCli(unittest.TestCase):
         # so the run is the same on any machine; the recipe still applies.
         args = ["--data", self.data, "--budget", "1m", "--n-layer", "1", "--n-head", "2", "--n-embd", "32",
                 "--block-size", "16", "--batch-size", "4", "--max-steps", "24", "--eval-steps", "2",
-                "--ckpt-interval", "8", "--keep", "3", "--threads", "2"]
+                "--ckpt-interval", "8", "--keep", "3", "--adamw-lr", "0.004", "--threads", "2"]
         full = os.path.join(self.tmp, "full")
         run("train", *args, "--out", full)
         cont = os.path.join(self.tmp, "continued")
@@ -151,6 +151,10 @@ class BudgetCli(unittest.TestCase):
         self.expect_error(["train", "--data", self.data, "--out", fresh, "--budget", "5m", "--init-from", ckpt],
                           "--budget plans a new model")
         self.expect_error(["train", "--resume", ckpt, "--budget", "10m"], "--budget cannot be changed when resuming")
+        # Muon's settings are fine with the recipe's Muon (the resume test
+        # passes --adamw-lr), not with an AdamW the user chose.
+        self.expect_error(["train", "--data", self.data, "--out", fresh, "--budget", "5m", "--optimizer", "adamw",
+                           "--adamw-lr", "0.01"], "--adamw-lr is a setting of --optimizer muon")
         self.expect_error(["train", "--data", self.data, "--out", self.run_dir, "--budget", "5m"], "already holds a run")
         self.assertFalse(os.path.exists(fresh))
         self.assertEqual(os.path.getmtime(ckpt), before)

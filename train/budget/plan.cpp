@@ -15,6 +15,9 @@ namespace train {
 // Move 2's balance: tokens seen per block weight. Measured in
 // BENCHMARKS.md ("--budget: what was tried").
 const double kTokensPerParameter = 1.5;
+// Muon's peak rate at 512 wide (budget_muon_lr scales it by sqrt(width)):
+// tapegpt's Muon default, which is 0.01 at 128 wide.
+const double kMuonLrAt512 = kDefaultMuonLr;
 
 namespace {
 
@@ -41,7 +44,11 @@ const std::vector<RecipeFlag> kBudgetRecipe = {
 // Move 2's ladder, smallest first: (layers, width), heads of 64. Widths
 // and depths that measured well on 2 cores (4 x 192 and 4 x 256 at five
 // minutes on Tiny Shakespeare) up to GPT-2 small's blocks; the first rungs
-// read 128 tokens of context, 12 sequences a step, the deeper ones 256 and 8.
+// read 128 tokens of context, 24 sequences a step, the deeper ones 256 and
+// 16. Twice the batch of tapegpt's defaults: a step's fixed costs (Muon's
+// Newton-Schulz matmuls, the optimizer pass, OpenMP's fork/joins) weigh
+// heavily at these widths, and at two minutes 24 sequences learned more than
+// 12 on all three corpora tried (48 no more than 24; BENCHMARKS.md).
 struct Rung {
   int64_t layers, width;
 };
@@ -109,6 +116,10 @@ int64_t ladder_context(int64_t rung) {
   return kLadder[static_cast<size_t>(rung)].layers >= kLongContextFromLayers ? 256 : 128;
 }
 
+int64_t ladder_batch(int64_t rung) { return ladder_context(rung) == 128 ? 24 : 16; }
+
+double budget_muon_lr(int64_t width) { return kMuonLrAt512 * std::sqrt(static_cast<double>(width) / 512.0); }
+
 BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::string&)>& given,
                        const CorpusFacts& corpus, double budget_s, bool fit_all, const PlanClock& clock) {
   BudgetPlan plan;
@@ -128,7 +139,7 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
       why.push_back("recipe: " + shown + " (" + r.why + ")");
     }
     if (!kept.empty()) why.push_back("recipe: yours for " + kept);
-    // Muon's own rate, as a plain --optimizer muon gets it.
+    // Muon's rate waits for the width (move 2); AdamW's decays to a tenth.
     if (o.optimizer == OptimizerKind::Muon && !given("lr")) o.schedule.lr = kDefaultMuonLr;
     if (!given("min-lr")) o.schedule.min_lr = o.schedule.lr / 10.0;
   }
@@ -141,7 +152,7 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
     c.model = ladder_rung(rung, o.model);
     const int64_t context = ladder_context(rung);
     if (!given("block-size")) c.model.block_size = std::min(context, std::max<int64_t>(16, corpus.train_tokens / 64));
-    if (!given("batch-size")) c.batch_size = context == 128 ? 12 : 8;
+    if (!given("batch-size")) c.batch_size = ladder_batch(rung);
     return c;
   };
   // Tokens the time left buys at step_s seconds a step of c.
@@ -192,6 +203,16 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
                   fmt("the budget buys %.1f tokens per weight", tokens_in(o, best_step) / weights) +
                   fmt(", the largest rung at or above %.1f", kTokensPerParameter) +
                   (stopped.empty() ? "" : "; " + stopped) + ")");
+  }
+  // Move 2's learning rate, for the chosen width: Muon's update is a
+  // (semi-)orthogonal matrix, whose entries shrink as 1/sqrt(width), so the
+  // rate grows as sqrt(width) to move each weight alike on every rung.
+  if (fit_all && o.optimizer == OptimizerKind::Muon && !given("lr")) {
+    o.schedule.lr = budget_muon_lr(o.model.n_embd);
+    if (!given("min-lr")) o.schedule.min_lr = o.schedule.lr / 10.0;
+    why.push_back(fmt("learning rate: Muon %.3g", o.schedule.lr) +
+                  fmt(" (%.2g x sqrt(width / 512): the same step per weight at every width; at 128 wide ", kMuonLrAt512) +
+                  "0.01 learned more than 0.02), decaying to a tenth");
   }
   const double step_tokens = static_cast<double>(tokens_per_step(o));
 

@@ -90,6 +90,13 @@ std::function<bool(const std::string&)> given_flags(const cxxopts::ParseResult& 
   };
 }
 
+// --adamw-lr and --muon-momentum mean something only to Muon.
+void check_muon_settings(const cxxopts::ParseResult& r, const train::TrainOptions& o) {
+  if (o.optimizer == train::OptimizerKind::AdamW && (r.count("adamw-lr") || r.count("muon-momentum")))
+    throw tg::UsageError(std::string("--") + (r.count("adamw-lr") ? "adamw-lr" : "muon-momentum") +
+                         " is a setting of --optimizer muon; with adamw, --lr is AdamW's learning rate");
+}
+
 train::TrainOptions options_from_command_line(const cxxopts::ParseResult& r) {
   train::TrainOptions o = train::default_options();
   if (!r.count("data")) throw tg::UsageError("--data DIR is required (a directory made by 'tapegpt prepare')");
@@ -117,9 +124,9 @@ train::TrainOptions options_from_command_line(const cxxopts::ParseResult& r) {
   // Muon's own default rate, unless the command line names one (a recipe's
   // --lr is AdamW's).
   if (o.optimizer == train::OptimizerKind::Muon && !r.count("lr")) o.schedule.lr = train::kDefaultMuonLr;
-  if (o.optimizer == train::OptimizerKind::AdamW && (r.count("adamw-lr") || r.count("muon-momentum")))
-    throw tg::UsageError(std::string("--") + (r.count("adamw-lr") ? "adamw-lr" : "muon-momentum") +
-                         " is a setting of --optimizer muon; with adamw, --lr is AdamW's learning rate");
+  // Under --budget the recipe picks the optimizer (unless given): its
+  // settings are checked once the plan has chosen (plan_budget).
+  if (!(r.count("budget") && o.budget_fit == "all" && !given("optimizer"))) check_muon_settings(r, o);
   if (!given("min-lr")) o.schedule.min_lr = o.schedule.lr / 10.0;
   if (!given("lr-decay-steps")) o.schedule.decay_steps = o.max_steps;
   if (r.count("lr-decay-frac") && o.schedule.shape != train::LrShape::Wsd)
@@ -154,6 +161,7 @@ void plan_budget(const cxxopts::ParseResult& r, train::TrainOptions* o) {
   const auto given = given_flags(r);
   const train::BudgetPlan plan = train::plan_budget(*o, given, corpus, budget_s, o->budget_fit == "all", clock);
   *o = plan.options;
+  check_muon_settings(r, *o);
   o->budget_plan.clear();
   for (const std::string& line : plan.choices) {
     std::printf("budget: %s\n", line.c_str());

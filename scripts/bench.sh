@@ -9,6 +9,7 @@
 #   bash scripts/bench.sh --quick           # S, 1 round, 2 steps: checks the script end to end (no figures)
 #   SHAPES="S M" ROUNDS=5 THREADS=2 bash scripts/bench.sh
 #   TAPEGPT=/path/to/tapegpt bash scripts/bench.sh   # that binary instead of building build/tapegpt
+#   PYTHON=/path/to/python3 bash scripts/bench.sh    # another Python with PyTorch (default /usr/bin/python3)
 #   BF16_ANYWAY=1 ONEDNN_MAX_CPU_ISA=AVX512_CORE bash scripts/bench.sh --quick   # bf16 rows where bf16 is emulated: checks the script
 #   bash scripts/bench.sh --blas-builds     # another measurement: scripts/bench_blas_builds.sh
 # Only ratios from one run mean anything (the machines are shared and
@@ -99,7 +100,7 @@ while (( $# )); do
   case "$1" in
     --quick) quick=1 ;;
     --out) out_dir="${2:?--out needs a directory}"; shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench.sh: unknown argument '$1' (see bash scripts/bench.sh --help)" >&2; exit 2 ;;
   esac
   shift
@@ -116,6 +117,9 @@ THREADS="${THREADS:-$(nproc)}"
 TORCH_WAIT_POLICY="${TORCH_WAIT_POLICY:-PASSIVE}"
 TAPEGPT_WAIT_POLICY="${TAPEGPT_WAIT_POLICY:-default}"
 BF16_ANYWAY="${BF16_ANYWAY:-0}"
+# The Python with PyTorch (Debian's python3-torch; elsewhere another one:
+# scripts/bench_elsewhere.sh).
+PYTHON="${PYTHON:-/usr/bin/python3}"
 
 bench_use_tapegpt
 if [[ -n "$out_dir" ]]; then
@@ -156,13 +160,13 @@ bench_help="$("$TAPEGPT" bench --help 2>/dev/null || true)"
 # Which core tapegpt's OpenBLAS runs (after its own correction), from a tiny step.
 record probe tapegpt bench --shape S --block-size 8 --batch-size 1 --steps 1 --warmup 0 --sample-tokens 0 \
   --no-profile --json "${fp32[@]}"
-core="$(/usr/bin/python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["blas_core"])' "$RAW/probe.jsonl")"
+core="$("$PYTHON" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["blas_core"])' "$RAW/probe.jsonl")"
 dnnl_lib="$(bench_loaded_lib "$TAPEGPT" libdnnl)"
 
 # bf16 is timed only where oneDNN runs it natively (AVX512_BF16 or AMX-BF16,
 # not capped below them, built with oneDNN).
 record probe-bf16 tapegpt bench --bf16-rate --json
-read -r dnnl_isa native < <(/usr/bin/python3 -c '
+read -r dnnl_isa native < <("$PYTHON" -c '
 import json, sys
 r = json.loads(open(sys.argv[1]).readline())
 print(r["dnnl_isa"], int(r.get("bf16_native", r.get("amx_bf16", False))))' "$RAW/probe-bf16.jsonl") ||
@@ -172,7 +176,7 @@ grep -qw amx_bf16 /proc/cpuinfo && cpu_amx=1
 if (( native )); then
   bf16_note=""
 else  # tapegpt's reason: bf16 emulated, or no oneDNN in the build, or a cap, ...
-  bf16_note="$(/usr/bin/python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["not_measured"])' \
+  bf16_note="$("$PYTHON" -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["not_measured"])' \
                "$RAW/probe-bf16.jsonl")"
 fi
 bf16=$(( native || BF16_ANYWAY == 1 ))
@@ -199,8 +203,8 @@ fi
 
 bench_fair_torch_env "$core" "$blas_lib" "$THREADS" "$TORCH_WAIT_POLICY" OPENBLAS_VERBOSE=2
 have_torch=1
-/usr/bin/python3 -c "import torch" 2>/dev/null || have_torch=0
-torch_bench() { "${torch_env[@]}" /usr/bin/python3 scripts/bench_torch.py --threads "$THREADS" "$@"; }
+"$PYTHON" -c "import torch" 2>/dev/null || have_torch=0
+torch_bench() { "${torch_env[@]}" "$PYTHON" scripts/bench_torch.py --threads "$THREADS" "$@"; }
 
 {
   echo "machine: $(bench_cpu_model), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
@@ -208,14 +212,14 @@ torch_bench() { "${torch_env[@]}" /usr/bin/python3 scripts/bench_torch.py --thre
   echo "tapegpt: $TAPEGPT, OpenBLAS $blas_lib (ldd), core $core; oneDNN ${dnnl_lib:-none} (ldd), ISA $dnnl_isa;" \
        "${tapegpt_wait[*]:-OMP_WAIT_POLICY unset}"
   if (( have_torch )); then
-    libtorch="$(/usr/bin/python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))')"
-    echo "PyTorch: $("${torch_env[@]}" /usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null);" \
+    libtorch="$("$PYTHON" -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))')"
+    echo "PyTorch: $("${torch_env[@]}" "$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null);" \
          "libtorch_cpu.so loads $("${torch_env[@]}" ldd "$libtorch" | awk '$1 ~ /^libopenblas/ {print $3}')" \
          "and $("${torch_env[@]}" ldd "$libtorch" | awk '$1 ~ /^lib(dnnl|mkldnn)/ {print $3}') (ldd);" \
-         "$(/usr/bin/python3 -c 'import re, torch; print(re.search(r"MKL-DNN v[^ ]+|oneDNN v[^ ]+", torch.__config__.show()).group(0))' 2>/dev/null || echo "no oneDNN") (torch.__config__.show())"
+         "$("$PYTHON" -c 'import re, torch; print(re.search(r"MKL-DNN v[^ ]+|oneDNN v[^ ]+", torch.__config__.show()).group(0))' 2>/dev/null || echo "no oneDNN") (torch.__config__.show())"
     echo "PyTorch environment: ${torch_env[*]:1}"
   else
-    echo "PyTorch: not installed (/usr/bin/python3 cannot import torch): tapegpt alone"
+    echo "PyTorch: not installed ($PYTHON cannot import torch): tapegpt alone"
   fi
   echo "CPU: $( (( cpu_amx )) && echo amx_bf16 || echo "no amx_bf16") in /proc/cpuinfo" \
        "($(grep -m1 -ow avx512_bf16 /proc/cpuinfo || echo "no avx512_bf16"));" \
@@ -268,4 +272,4 @@ summary_args=("$RAW" --shapes "$SHAPES" --commit "$commit" --blas-lib "$blas_lib
 (( quick )) && summary_args+=(--quick)
 [[ -n "$out_dir" ]] && summary_args+=(--json "$out_dir/summary.json" --md "$out_dir/summary.md")
 echo
-/usr/bin/python3 scripts/bench_summary.py "${summary_args[@]}"
+"$PYTHON" scripts/bench_summary.py "${summary_args[@]}"

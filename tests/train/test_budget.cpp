@@ -174,6 +174,7 @@ TEST_CASE("Muon's rate under --budget grows as the square root of the width; --l
   CHECK(train::budget_muon_lr(768) == Approx(train::kDefaultMuonLr * std::sqrt(1.5)));
   TrainOptions o = base_options();
   o.schedule.lr = 0.03;
+  o.schedule.min_lr = 0.003;  // as the command line derives it from --lr
   const auto given = [](const std::string& f) { return f == "lr"; };
   FakeMachine m;
   const BudgetPlan p = train::plan_budget(o, given, corpus(1000000), 300, true, m.clock());

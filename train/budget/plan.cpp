@@ -139,9 +139,7 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
       why.push_back("recipe: " + shown + " (" + r.why + ")");
     }
     if (!kept.empty()) why.push_back("recipe: yours for " + kept);
-    // Muon's rate waits for the width (move 2); AdamW's decays to a tenth.
-    if (o.optimizer == OptimizerKind::Muon && !given("lr")) o.schedule.lr = kDefaultMuonLr;
-    if (!given("min-lr")) o.schedule.min_lr = o.schedule.lr / 10.0;
+    // Muon's rate waits for the chosen width (move 2).
   }
 
   // Move 2: the shape. A rung's context and batch, unless given; the

@@ -72,7 +72,6 @@ int64_t ladder_context(int64_t rung);
 int64_t ladder_batch(int64_t rung);  // sequences a step at that rung's context
 // Muon's peak learning rate for a model `width` wide (move 2).
 double budget_muon_lr(int64_t width);
-extern const double kMuonLrAt512;
 
 // Tokens per block weight a run should see (move 2), from the measurements
 // in BENCHMARKS.md.

@@ -22,7 +22,9 @@
 #   --corpora LIST    comma-separated, from shakespeare-char, shakespeare-gpt2, python-bytes, fortunes-bpe
 #   --minutes LIST    Shakespeare char's budgets in minutes (default 1,5; the other corpora get 5)
 #   --torch           on shakespeare-char also nanoGPT's CPU recipe in PyTorch, fitted to the same wall time
-#                     (scripts/time_to_loss.py torch --budget-s; same threads and OpenBLAS core as tapegpt)
+#                     (scripts/time_to_loss.py torch --budget-s; same threads and OpenBLAS core as tapegpt;
+#                     under bf16 autocast where the CPU has avx512_bf16 or amx_bf16, as tapegpt's auto does)
+#   --no-defaults     leave out the defaults arm (e.g. Shakespeare's 30 minutes beside PyTorch only: an hour, not 1.5)
 #   --out DIR         keep corpora, runs, budget.md, results.tsv and the plots there (default: a new temp dir)
 #   THREADS=2         threads of every run (default 2, the developers' machine)
 #   TAPEGPT=PATH      that binary (default build/tapegpt, built in Release)
@@ -39,16 +41,17 @@ TUNING_CORPORA=(shakespeare-char shakespeare-gpt2 python-bytes fortunes-bpe)
 HELD_OUT="c-headers-bytes"
 usage_error() { echo "bench_budget.sh: $1 (see bash scripts/bench_budget.sh --help)" >&2; exit 2; }
 
-quick=0 held_out=0 torch=0 out_dir="" corpora_arg="" minutes_arg=""
+quick=0 held_out=0 torch=0 defaults_arm=1 out_dir="" corpora_arg="" minutes_arg=""
 while (( $# )); do
   case "$1" in
     --quick) quick=1 ;;
     --held-out) held_out=1 ;;
     --torch) torch=1 ;;
+    --no-defaults) defaults_arm=0 ;;
     --out) out_dir="${2:?--out needs a directory}"; shift ;;
     --corpora) corpora_arg="${2:?--corpora needs a list}"; shift ;;
     --minutes) minutes_arg="${2:?--minutes needs a list}"; shift ;;
-    -h|--help) sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage_error "unknown argument '$1'" ;;
   esac
   shift
@@ -163,7 +166,8 @@ run_torch_arm() {
   echo "== shakespeare-char, $minutes min, pytorch: nanoGPT's CPU recipe, max_iters fitted" >&2
   t0="$(now)"
   "${torch_env[@]}" /usr/bin/python3 scripts/time_to_loss.py torch --data "$data" --out "$dir" --threads "$THREADS" \
-    --budget-s "$((minutes * 60))" --started-at "$t0" --save "$dir/ckpt.pt" > "$dir.log" 2>&1 || rc=$?
+    --budget-s "$((minutes * 60))" --started-at "$t0" --save "$dir/ckpt.pt" "${torch_precision[@]}" > "$dir.log" 2>&1 ||
+    rc=$?
   t1="$(now)"
   # The wall time ends here: converting and scoring are not the run's.
   if (( rc == 0 )); then
@@ -175,7 +179,7 @@ run_torch_arm() {
   local plan
   plan="$(/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))
 early = ", stopped early at %d" % r["stopped_early_at"] if "stopped_early_at" in r else ""
-print("max_iters %s%s" % (r.get("max_iters", "?"), early))' \
+print("%s, max_iters %s%s" % (r.get("dtype", "?"), r.get("max_iters", "?"), early))' \
            "$dir/run.json" 2>/dev/null || echo "max_iters ?")"
   record shakespeare-char "$minutes" pytorch "$dir" "$data" "$(seconds_between "$t0" "$t1")" "$rc" \
     "nanoGPT CPU recipe, $plan"
@@ -186,6 +190,10 @@ if (( torch )); then
   core="$(bench_run_tapegpt "$TAPEGPT" bench --shape S --block-size 8 --batch-size 1 --steps 1 --warmup 0 \
           --sample-tokens 0 --no-profile --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["blas_core"])')"
   bench_fair_torch_env "$core" "$blas_lib" "$THREADS" "${TORCH_WAIT_POLICY:-PASSIVE}"
+  # The careful PyTorch user's precision: autocast to bf16 where the CPU runs bf16 natively (on Zen 4 it
+  # trains nanoGPT's recipe faster than float32: BENCHMARKS.md, time to loss), float32 elsewhere.
+  torch_precision=()
+  if [[ " $cpu_flags " == *" avx512_bf16 "* || " $cpu_flags " == *" amx_bf16 "* ]]; then torch_precision=(--bf16); fi
   echo "PyTorch: $("${torch_env[@]}" /usr/bin/python3 -c 'import torch; print(torch.__version__)'); ${torch_env[*]:1}" \
     >> "$WORK/header.txt"
 fi
@@ -194,7 +202,7 @@ made=()  # "minutes rundir" of every run made here, for the plots
 for job in "${jobs[@]}"; do
   read -r corpus minutes <<< "$job"
   run_tapegpt_arm "$corpus" "$minutes" budget
-  run_tapegpt_arm "$corpus" "$minutes" defaults
+  if (( defaults_arm )); then run_tapegpt_arm "$corpus" "$minutes" defaults; fi
   if (( torch )) && [[ "$corpus" == shakespeare-char ]]; then run_torch_arm "$minutes"; fi
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$WORK/header.txt"

@@ -168,8 +168,10 @@ def cmd_torch(args):
         opt.step()
         opt.zero_grad(set_to_none=True)
         loss_value = loss.item()
-        train_s += time.perf_counter() - t0
+        seconds = time.perf_counter() - t0
+        train_s += seconds
         row(step=it + 1, loss=loss_value, lr=lr, train_s=train_s, elapsed_s=elapsed())
+        return seconds
 
     def evaluate_now(step):
         model.eval()
@@ -230,46 +232,73 @@ def cmd_torch(args):
 # EVAL_SHARE of the budget, at most MAX_EVALS, the last at the end (the
 # reported loss); max_iters is set so that the rest of the steps and those
 # evaluations fill what is left of the budget, less a safety share for a
-# machine that slows down. Should it slow down more than that, the run
-# stops early where the final evaluation still fits, and says so.
+# machine that slows down. Like tapegpt's guard, the run then revises
+# max_iters every REFIT_EVERY steps from the mean step time it has seen,
+# while less than REFIT_UNTIL of it is done (the cosine still near its
+# top), so that a probe that measured the machine slower or faster than it
+# runs does not leave PyTorch with less (or more) time than tapegpt gets.
+# Should the machine slow down after that, the run stops early where the
+# final evaluation still fits, and says so.
 PROBE_STEPS = 20
 EVAL_SHARE = 0.05
 MAX_EVALS = 5
 SAFETY = 0.95
+REFIT_EVERY = 25
+REFIT_UNTIL = 0.5
 
 
 def fit_steps_to_budget(args, train_step, evaluate_now, estimate_eval_s, elapsed, info):
     """Trains for args.budget_s wall seconds since args.started_at; returns the steps taken."""
     budget = args.budget_s
     half = PROBE_STEPS // 2
+    probe_s = 0.0
     for it in range(PROBE_STEPS):
-        if it == half:
-            probe_start = elapsed()
-        train_step(it, args.warmup, args.warmup)  # warm-up only: the decay end does not matter yet
-    step_s = (elapsed() - probe_start) / (PROBE_STEPS - half)
+        seconds = train_step(it, args.warmup, args.warmup)  # warm-up only: the decay end does not matter yet
+        if it >= half:
+            probe_s += seconds
+    step_s = probe_s / (PROBE_STEPS - half)
     eval_s = estimate_eval_s()
     n_evals = max(1, min(MAX_EVALS, int(EVAL_SHARE * budget / eval_s)))
-    left = budget * SAFETY - elapsed() - n_evals * eval_s
-    max_iters = PROBE_STEPS + max(0, int(left / step_s))
+
+    def fill(step, evals_left):
+        """The step count that fills what is left of the budget, evaluations paid for."""
+        left = budget * SAFETY - elapsed() - evals_left * eval_s
+        return step + max(0, int(left / step_s))
+
+    max_iters = fill(PROBE_STEPS, n_evals)
     warmup = min(args.warmup, max_iters)
-    eval_every = -(-(max_iters - PROBE_STEPS) // n_evals)  # n_evals in all, the last at max_iters
     info.update(budget_s=budget, probe_steps=PROBE_STEPS, probe_step_s=step_s, eval_s_estimate=eval_s,
-                evaluations=n_evals, max_iters=max_iters, lr_decay_iters=max_iters, safety=SAFETY)
+                evaluations=n_evals, planned_max_iters=max_iters, safety=SAFETY)
     print(f"budget {budget:.0f} s: probe steps at {step_s * 1e3:.1f} ms, a whole-split evaluation about "
           f"{eval_s:.1f} s, {elapsed():.1f} s spent; max_iters = lr_decay_iters = {max_iters}, "
           f"{n_evals} evaluation(s)", flush=True)
-    step = PROBE_STEPS
-    for it in range(PROBE_STEPS, max_iters):
+    step, last_eval, evals_done, trained, trained_s, revisions = PROBE_STEPS, PROBE_STEPS, 0, 0, 0.0, []
+    eval_every = -(-(max_iters - PROBE_STEPS) // n_evals)  # n_evals in all, the last at max_iters
+    while step < max_iters:
         if elapsed() + step_s + eval_s > budget:
             info["stopped_early_at"] = step
             print(f"stopping early at step {step} of {max_iters}: the machine slowed down", flush=True)
             break
-        train_step(it, warmup, max_iters)
-        step = it + 1
-        if (step - PROBE_STEPS) % eval_every == 0 and step < max_iters:
+        trained_s += train_step(step, warmup, max_iters)
+        trained += 1
+        step += 1
+        if trained % REFIT_EVERY == 0 and step < REFIT_UNTIL * max_iters:
+            step_s = trained_s / trained
+            revised = fill(step, n_evals - evals_done)
+            if revised != max_iters:
+                revisions.append([step, revised])
+                max_iters = revised
+                eval_every = -(-(max_iters - last_eval) // max(1, n_evals - evals_done))
+        if step - last_eval >= eval_every and step < max_iters:
             t0 = elapsed()
             evaluate_now(step)
             eval_s = max(eval_s, elapsed() - t0)
+            evals_done += 1
+            last_eval = step
+    if revisions:
+        print(f"max_iters revised {len(revisions)} time(s) from the steps' mean time: {revisions[0][1]} at step "
+              f"{revisions[0][0]}, ..., {max_iters} at step {revisions[-1][0]}", flush=True)
+    info.update(max_iters=max_iters, lr_decay_iters=max_iters, revisions=revisions)
     evaluate_now(step)
     return step
 

@@ -66,8 +66,8 @@ double measure_bandwidth() {
 // their float32 inputs (forward, and again in backward) and of their output
 // gradients, so a run shows what each costs; and attention's rounding of v
 // and its rebuilding of qkv for backward (Note [bf16 attention inputs]),
-// around the same float32 attention kernels (norms and the rest are float32
-// in both).
+// around the bf16 attention kernels (Note [bf16 attention products]; norms
+// and the rest are float32 in both).
 std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, train::Precision precision) {
   const int64_t T = c.block_size, C = c.n_embd, L = c.n_layer, NH = c.n_head, V = c.vocab_size;
   const int64_t N = B * T;
@@ -125,9 +125,11 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, train:
                 time_call([&] { kernels::widen_kept_qkv(dx.data(), dy.data(), vb.data(), N, C); });
   rounding *= static_cast<double>(L);
   matmul += linear(logits.data(), dlogits.data(), C, V, nullptr, nullptr);
+  const auto attention_forward = bf16 ? kernels::attention_flash_forward_bf16 : kernels::attention_flash_forward;
+  const auto attention_backward = bf16 ? kernels::attention_flash_backward_bf16 : kernels::attention_flash_backward;
   const double attention = static_cast<double>(L) *
-      (time_call([&] { kernels::attention_flash_forward(y.data(), lse.data(), qkv.data(), B, T, C, NH); }) +
-       time_call([&] { kernels::attention_flash_backward(dqkv.data(), dy.data(), y.data(), qkv.data(), lse.data(), B, T, C, NH); }));
+      (time_call([&] { attention_forward(y.data(), lse.data(), qkv.data(), B, T, C, NH, 0.0f, 0); }) +
+       time_call([&] { attention_backward(dqkv.data(), dy.data(), y.data(), qkv.data(), lse.data(), B, T, C, NH, 0.0f, 0); }));
   const double layernorm = static_cast<double>(norms) *
       (time_call([&] { kernels::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), bias.data(), N, C); }) +
        time_call([&] { kernels::layernorm_backward(dx.data(), dw.data(), dbias.data(), dy.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C); }));

@@ -3,15 +3,18 @@
 // the backward, with every product one call of block_mac, the register-blocked
 // micro-kernel of block_kernels.h, on blocks of at most 64×64 (Note
 // [Attention micro-kernel] in block_kernels.cpp: the same fma chain per
-// element as a plain loop, so the same bits).
+// element as a plain loop, so the same bits), or in a bf16 run of
+// block_mac_bf16 for all but the scores (Note [bf16 attention products]).
 #include "autograd/kernels/attention_flash.h"
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "autograd/kernels/block_kernels.h"
+#include "autograd/kernels/block_kernels_bf16.h"
 #include "autograd/kernels/dropout_mask.h"
 #include "autograd/kernels/fast_math.h"
 #include "autograd/kernels/reduce.h"
@@ -60,10 +63,31 @@ inline int64_t visible(int64_t t, int64_t j0, int64_t nk) {
   return n < 0 ? 0 : (n > nk ? nk : n);
 }
 
-}  // namespace
+// Note [bf16 attention products]
+// In a bf16 run (attention_flash_forward_bf16, _backward_bf16) every product
+// but the scores takes bf16 operands, as under PyTorch's autocast, with
+// float32 sums (block_mac_bf16): P·v in the forward, and dout·vᵀ, Pᵀ·dout,
+// dS·k and dSᵀ·q in the backward, where P, dS, v, dout, k and q are rounded
+// to bf16 as operands only (what is stored, summed and returned stays
+// float32). The scores q·kᵀ stay float32 in both passes: an error in a
+// score goes through exp, and rounding q and k moved the demo's loss by
+// +0.02 (Note [bf16 attention inputs] in autograd/ops/attention.cpp). Five
+// of the seven block products of a step run at the bf16 dot-pair rate.
+// The backward packs its head's k, q, dout and vᵀ once per task (a
+// thread's buffers, grown to the largest head seen and kept, so later steps
+// allocate nothing); P and dS are packed block by block as they are made.
 
-void attention_flash_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T,
-                             int64_t C, int64_t NH, float dropout_p, uint64_t seed) {
+// A thread's buffers for the bf16 products: `words` 32-bit words from the
+// start, at least.
+uint32_t* thread_words(int64_t words) {
+  thread_local std::vector<uint32_t> buffer;
+  if (static_cast<int64_t>(buffer.size()) < words) buffer.resize(static_cast<size_t>(words));
+  return buffer.data();
+}
+
+template <bool kBf16>
+void flash_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t C, int64_t NH,
+                   float dropout_p, uint64_t seed) {
   const int64_t HS = C / NH, C3 = 3 * C;
   const int64_t nqb = (T + kBlock - 1) / kBlock;
   const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
@@ -86,6 +110,8 @@ void attention_flash_forward(float* out, float* lse, const float* qkv, int64_t B
     float* o = out + (b * T + t0) * C + h * HS;
     float* row_lse = lse + bh * T + t0;
     alignas(64) float s[kBlock * kBlock], kt[kBlock * kBlock];
+    alignas(64) uint16_t s_bf16[kBlock * kBlock];              // bf16 only: p's rows
+    uint32_t* v_pairs = kBf16 ? thread_words(kBlock / 2 * HS) : nullptr;  // a key block of v
     float m[kBlock], l[kBlock];
     for (int64_t i = 0; i < mq; ++i) {
       m[i] = neg_inf;
@@ -120,7 +146,14 @@ void attention_flash_forward(float* out, float* lse, const float* qkv, int64_t B
         if (corr != 1.0f)
           for (int64_t c = 0; c < HS; ++c) o[i * C + c] *= corr;
       }
-      block_mac(o, C, s, kBlock, 1, v, C3, mq, HS, nk);  // O += p·v
+      if (kBf16) {  // O += p·v on bf16 operands
+        round_rows_bf16(s_bf16, kBlock, s, kBlock, mq, nk);
+        pack_row_pairs(v_pairs, HS, v, C3, nk, HS);
+        block_mac_bf16(o, C, reinterpret_cast<const uint32_t*>(s_bf16), kBlock / 2, 1, v_pairs, HS, mq, HS,
+                       (nk + 1) / 2);
+      } else {
+        block_mac(o, C, s, kBlock, 1, v, C3, mq, HS, nk);  // O += p·v
+      }
     }
     for (int64_t i = 0; i < mq; ++i) {
       const float inv = keep_scale / l[i];
@@ -130,9 +163,9 @@ void attention_flash_forward(float* out, float* lse, const float* qkv, int64_t B
   }
 }
 
-void attention_flash_backward(float* dqkv, const float* dout, const float* out,
-                              const float* qkv, const float* lse, int64_t B, int64_t T,
-                              int64_t C, int64_t NH, float dropout_p, uint64_t seed) {
+template <bool kBf16>
+void flash_backward(float* dqkv, const float* dout, const float* out, const float* qkv, const float* lse,
+                    int64_t B, int64_t T, int64_t C, int64_t NH, float dropout_p, uint64_t seed) {
   if (!dqkv) return;
   const int64_t HS = C / NH, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(static_cast<float>(HS));
@@ -149,6 +182,30 @@ void attention_flash_backward(float* dqkv, const float* dout, const float* out,
     float* dqh = dqkv + b * T * C3 + h * HS;
     alignas(64) float p[kBlock * kBlock], dp[kBlock * kBlock], kt[kBlock * kBlock];
     float D[kBlock];
+    // bf16 only (Note [bf16 attention products]): the head's k, q and dout
+    // as row pairs [⌈T/2⌉, HS], dout's rows rounded [T, HSW pairs] and v's
+    // transposed [HSW, T]; and a block's P and dS as the products want them.
+    const int64_t TP = (T + 1) / 2, HSW = (HS + 1) / 2;
+    uint32_t *k_pairs = nullptr, *q_pairs = nullptr, *d_pairs = nullptr, *d_rows = nullptr, *v_cols = nullptr;
+    alignas(64) uint32_t p_pairs[kBlock / 2 * kBlock], ds_pairs[kBlock / 2 * kBlock];
+    alignas(64) uint16_t ds_rows[kBlock * kBlock];
+    if (kBf16) {
+      k_pairs = thread_words(3 * TP * HS + 3 * T * HSW);
+      q_pairs = k_pairs + TP * HS;
+      d_pairs = q_pairs + TP * HS;
+      d_rows = d_pairs + TP * HS;
+      v_cols = d_rows + T * HSW;
+      const float* dh = dout + b * T * C + h * HS;
+      pack_row_pairs(k_pairs, HS, qh + C, C3, T, HS);
+      pack_row_pairs(q_pairs, HS, qh, C3, T, HS);
+      pack_row_pairs(d_pairs, HS, dh, C, T, HS);
+      round_rows_bf16(reinterpret_cast<uint16_t*>(d_rows), 2 * HSW, dh, C, T, HS);
+      // v's rows rounded, as pairs [T, HSW], then transposed word by word
+      // (block_transpose only moves 32-bit words, whatever their bits).
+      uint32_t* v_rows = v_cols + HSW * T;
+      round_rows_bf16(reinterpret_cast<uint16_t*>(v_rows), 2 * HSW, qh + 2 * C, C3, T, HS);
+      block_transpose(reinterpret_cast<float*>(v_cols), T, reinterpret_cast<const float*>(v_rows), HSW, T, HSW);
+    }
     for (int64_t t0 = 0; t0 < T; t0 += kBlock) {
       const int64_t mq = T - t0 < kBlock ? T - t0 : kBlock;
       const float* q = qh + t0 * C3;
@@ -169,7 +226,13 @@ void attention_flash_backward(float* dqkv, const float* dout, const float* out,
         float* dv = dk + C;
         // p = exp(q·kᵀ·scale - lse), exactly 0 in the future;  dp = dout·vᵀ
         block_qkt(p, q, C3, k, C3, mq, nk, HS, kt);
-        block_qkt(dp, d, C, v, C3, mq, nk, HS, kt);
+        if (kBf16) {
+          for (int64_t i = 0; i < mq; ++i)
+            for (int64_t j = 0; j < nk; ++j) dp[i * kBlock + j] = 0.0f;
+          block_mac_bf16(dp, kBlock, d_rows + t0 * HSW, HSW, 1, v_cols + j0, T, mq, nk, HSW);
+        } else {
+          block_qkt(dp, d, C, v, C3, mq, nk, HS, kt);
+        }
         for (int64_t i = 0; i < mq; ++i) {
           float* prow = p + i * kBlock;
           float* dprow = dp + i * kBlock;
@@ -196,12 +259,47 @@ void attention_flash_backward(float* dqkv, const float* dout, const float* out,
           for (int64_t j = nv; j < nk; ++j) prow[j] = dprow[j] = 0.0f;
         }
         // dv += pᵀ·dout;  dq += dS·k·scale;  dk += dSᵀ·q·scale
-        block_mac(dv, C3, p, 1, kBlock, d, C, nk, HS, mq);
-        block_mac(dq, C3, dp, kBlock, 1, k, C3, mq, HS, nk);
-        block_mac(dk, C3, dp, 1, kBlock, q, C3, nk, HS, mq);
+        if (kBf16) {
+          const int64_t mp = (mq + 1) / 2, np = (nk + 1) / 2;
+          pack_row_pairs(p_pairs, kBlock, p, kBlock, mq, nk);
+          pack_row_pairs(ds_pairs, kBlock, dp, kBlock, mq, nk);
+          round_rows_bf16(ds_rows, kBlock, dp, kBlock, mq, nk);
+          block_mac_bf16(dv, C3, p_pairs, 1, kBlock, d_pairs + t0 / 2 * HS, HS, nk, HS, mp);
+          block_mac_bf16(dq, C3, reinterpret_cast<const uint32_t*>(ds_rows), kBlock / 2, 1,
+                         k_pairs + j0 / 2 * HS, HS, mq, HS, np);
+          block_mac_bf16(dk, C3, ds_pairs, 1, kBlock, q_pairs + t0 / 2 * HS, HS, nk, HS, mp);
+        } else {
+          block_mac(dv, C3, p, 1, kBlock, d, C, nk, HS, mq);
+          block_mac(dq, C3, dp, kBlock, 1, k, C3, mq, HS, nk);
+          block_mac(dk, C3, dp, 1, kBlock, q, C3, nk, HS, mq);
+        }
       }
     }
   }
+}
+
+}  // namespace
+
+void attention_flash_forward(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t C,
+                             int64_t NH, float dropout_p, uint64_t seed) {
+  flash_forward<false>(out, lse, qkv, B, T, C, NH, dropout_p, seed);
+}
+
+void attention_flash_backward(float* dqkv, const float* dout, const float* out, const float* qkv,
+                              const float* lse, int64_t B, int64_t T, int64_t C, int64_t NH, float dropout_p,
+                              uint64_t seed) {
+  flash_backward<false>(dqkv, dout, out, qkv, lse, B, T, C, NH, dropout_p, seed);
+}
+
+void attention_flash_forward_bf16(float* out, float* lse, const float* qkv, int64_t B, int64_t T, int64_t C,
+                                  int64_t NH, float dropout_p, uint64_t seed) {
+  flash_forward<true>(out, lse, qkv, B, T, C, NH, dropout_p, seed);
+}
+
+void attention_flash_backward_bf16(float* dqkv, const float* dout, const float* out, const float* qkv,
+                                   const float* lse, int64_t B, int64_t T, int64_t C, int64_t NH,
+                                   float dropout_p, uint64_t seed) {
+  flash_backward<true>(dqkv, dout, out, qkv, lse, B, T, C, NH, dropout_p, seed);
 }
 
 void attention_flash_probs(float* att, const float* qkv, const float* lse, int64_t B,

@@ -15,7 +15,9 @@ namespace kernels {
 // P[t,j] = exp(s[t,j] - lse[t]) block by block. Memory is O(B·T·C) and key
 // blocks entirely above the diagonal are never touched (half the work).
 // Neither kernel needs scratch: block buffers live on the stack (at most
-// 48 KB per thread) and gradients accumulate straight into dqkv.
+// 48 KB per thread; 72 KB in the bf16 backward, which also packs a head's
+// operands into a buffer of its thread's, Note [bf16 attention products])
+// and gradients accumulate straight into dqkv.
 // At long contexts the naive kernels hold T×T per head (1.6 GB at B=12,
 // C=192, NH=4, T=2048, att + scratch) against 0.4 MB of lse here;
 // scripts/bench_attention.sh times both and prints what each keeps.
@@ -48,6 +50,16 @@ void attention_flash_forward(float* out, float* lse, const float* qkv, int64_t B
 void attention_flash_backward(float* dqkv, const float* dout, const float* out,
                               const float* qkv, const float* lse, int64_t B, int64_t T,
                               int64_t C, int64_t NH, float dropout_p = 0.0f, uint64_t seed = 0);
+
+// The same two with bf16 operands in every product but the scores q·kᵀ,
+// summed in float32 (Note [bf16 attention products] in attention_flash.cpp):
+// what a bf16 run trains with. Same arguments, buffers and bit-for-bit
+// independence of the thread count.
+void attention_flash_forward_bf16(float* out, float* lse, const float* qkv, int64_t B, int64_t T,
+                                  int64_t C, int64_t NH, float dropout_p = 0.0f, uint64_t seed = 0);
+void attention_flash_backward_bf16(float* dqkv, const float* dout, const float* out,
+                                   const float* qkv, const float* lse, int64_t B, int64_t T,
+                                   int64_t C, int64_t NH, float dropout_p = 0.0f, uint64_t seed = 0);
 
 // The probabilities themselves, for looking at (tapegpt attention):
 // att[b,h,t,j] ∝ exp(q_t·k_j·scale - lse[b,h,t]) for j ≤ t and exactly 0

@@ -38,10 +38,11 @@ struct AttentionRecord {
 // In a bf16 run q, k and v come out of a linear with bf16 operands, which
 // under PyTorch's autocast would hand them on in bf16 (Note [Run precision]).
 // Of the three, this op rounds v to bf16 (to nearest, ties to even), as
-// autocast's P·v takes it, and keeps q and k float32: the float32 kernels
-// run on q, k and the rounded v, so P·v multiplies bf16 values of v (exact
-// in float32 with any P) and every sum is float32, as are softmax, lse and
-// out. What backward keeps is q and k in float32 and v in bf16, 5/6 of the
+// autocast's P·v takes it, and keeps q and k float32: the bf16 kernels
+// (Note [bf16 attention products]) run on q, k and the rounded v, with the
+// scores q·kᵀ in float32 and every other product on bf16 operands; every
+// sum is float32, as are softmax, lse and out. What backward keeps is q
+// and k in float32 and v in bf16, 5/6 of the
 // float32 qkv the plain op keeps (G's planned activations: 141.5 MiB in
 // float32, 137.0 in bf16). Rounding q and k too, as autocast's q·kᵀ does,
 // keeps half (128.4 MiB), but it put the demo's final validation loss
@@ -50,7 +51,7 @@ struct AttentionRecord {
 // one in v is only carried along.
 // Both kernels read qkv rebuilt into scratch that lives only while they run.
 // The rounding's gradient is taken as the identity (autocast's too): dqkv is
-// the float32 kernel's gradient at the rounded point, exactly
+// the bf16 kernels' gradient at the rounded point, exactly
 // (tests/autograd/test_attention_bf16_op.cpp).
 struct AttentionBf16Record {
   static constexpr const char* kName = "attention_bf16";
@@ -70,13 +71,13 @@ struct AttentionBf16Record {
 
   void forward() const {
     kernels::keep_qkv_v_bf16(kept_qk, kept_v, wide, qkv, B * T, C);
-    kernels::attention_flash_forward(out, lse, wide, B, T, C, NH, dropout_p, seed);
+    kernels::attention_flash_forward_bf16(out, lse, wide, B, T, C, NH, dropout_p, seed);
     if (probs) kernels::attention_flash_probs(probs, wide, lse, B, T, C, NH);
   }
   void backward() const {
     if (!dqkv) return;
     kernels::widen_kept_qkv(wide_back, kept_qk, kept_v, B * T, C);
-    kernels::attention_flash_backward(dqkv, dout, out, wide_back, lse, B, T, C, NH, dropout_p, seed);
+    kernels::attention_flash_backward_bf16(dqkv, dout, out, wide_back, lse, B, T, C, NH, dropout_p, seed);
   }
 };
 

@@ -13,6 +13,7 @@
 #include <limits>
 #include <vector>
 
+#include "autograd/kernels/bf16.h"
 #include "autograd/kernels/block_kernels.h"
 #include "autograd/kernels/block_kernels_bf16.h"
 #include "autograd/kernels/dropout_mask.h"
@@ -73,7 +74,10 @@ inline int64_t visible(int64_t t, int64_t j0, int64_t nk) {
 // score goes through exp, and rounding q and k moved the demo's loss by
 // +0.02 (Note [bf16 attention inputs] in autograd/ops/attention.cpp). Five
 // of the seven block products of a step run at the bf16 dot-pair rate.
-// The backward packs its head's k, q, dout and vᵀ once per task (a
+// The softmax's row term D = Σ dout·out takes dout rounded as dP's product
+// does: with the float32 dout the rows of dS no longer summed to 0 and the
+// worst gradient error of the kernel tests doubled (1.05% of the scale
+// against 0.48%). The backward packs its head's k, q, dout and vᵀ once per task (a
 // thread's buffers, grown to the largest head seen and kept, so later steps
 // allocate nothing); P and dS are packed block by block as they are made.
 
@@ -213,9 +217,14 @@ void flash_backward(float* dqkv, const float* dout, const float* out, const floa
       const float* d = dout + (b * T + t0) * C + h * HS;
       const float* o = out + (b * T + t0) * C + h * HS;
       const float* row_lse = lse + bh * T + t0;
+      // D_t = Σ dout·out, with dout as dP = dout·vᵀ takes it: in bf16 its
+      // rounded value, so that Σ_j P·(dP - D) stays 0 up to float32 sums.
       for (int64_t i = 0; i < mq; ++i) {
         float acc = 0.0f;
-        for (int64_t c = 0; c < HS; ++c) acc += d[i * C + c] * o[i * C + c];
+        for (int64_t c = 0; c < HS; ++c) {
+          const float dc = kBf16 ? bf16_to_float(float_to_bf16(d[i * C + c])) : d[i * C + c];
+          acc += dc * o[i * C + c];
+        }
         D[i] = acc;
       }
       for (int64_t j0 = 0; j0 < t0 + mq; j0 += kBlock) {

@@ -1,7 +1,8 @@
 // The blockwise (flash) attention kernels against the naive float kernels and
 // the double reference, at lengths around the 64-row block size, plus
 // causality, accumulation, thread-count independence and a float
-// finite-difference check through the flash backward itself.
+// finite-difference check through the flash backward itself; dropout and
+// thread-count independence for the bf16 pair too.
 #include <catch2/catch.hpp>
 #include <omp.h>
 
@@ -53,6 +54,19 @@ void require_close(const FVec& got, const Vec& want, double tol = 2e-4) {
 void require_close(const FVec& got, const FVec& want, double tol = 2e-4) {
   require_close(got, Vec(want.begin(), want.end()), tol);
 }
+
+// The blockwise pair in float32, or with bf16 products (Note [bf16
+// attention products]), and how close to a float reference each comes.
+struct FlashPair {
+  const char* name;
+  decltype(&kernels::attention_flash_forward) forward;
+  decltype(&kernels::attention_flash_backward) backward;
+  double tolerance;
+};
+const FlashPair kFloat32Flash{"float32 products", kernels::attention_flash_forward,
+                              kernels::attention_flash_backward, 2e-4};
+const FlashPair kBf16Flash{"bf16 products", kernels::attention_flash_forward_bf16,
+                           kernels::attention_flash_backward_bf16, 1e-2};
 
 // lse[b,h,t] = log Σ_{j≤t} exp(q_t·k_j/√HS), in double, directly from qkv.
 Vec reference_lse(const Vec& qkv, int64_t B, int64_t T, int64_t C, int64_t NH) {
@@ -150,6 +164,11 @@ TEST_CASE("flash and naive attention agree with attention dropout, forward and b
   // position, so with the same seed they compute the same function. The
   // flash one's gradient is checked through the tape (test_ops_gradcheck
   // [attention]), so this also checks the naive one's.
+  // The bf16 pair (Note [bf16 attention products]) keeps the same mask; its
+  // bf16 operands hold it to 1e-2 of the scale (test_attention_flash_bf16.cpp).
+  const FlashPair kernels_under_test = GENERATE(kFloat32Flash, kBf16Flash);
+  const double tol = kernels_under_test.tolerance;
+  INFO(kernels_under_test.name);
   tg::Rng rng(38);
   const float p = 0.3f;
   const uint64_t seed = 1234;
@@ -159,15 +178,15 @@ TEST_CASE("flash and naive attention agree with attention dropout, forward and b
     const FVec qkv = to_float(random_vector<double>(B * T * 3 * C, rng, 2.0));
     const FVec dout = to_float(random_vector<double>(B * T * C, rng));
     FVec fout(B * T * C), flse(B * NH * T), fdqkv(qkv.size(), 0.0f);
-    kernels::attention_flash_forward(fout.data(), flse.data(), qkv.data(), B, T, C, NH, p, seed);
-    kernels::attention_flash_backward(fdqkv.data(), dout.data(), fout.data(), qkv.data(),
-                                      flse.data(), B, T, C, NH, p, seed);
+    kernels_under_test.forward(fout.data(), flse.data(), qkv.data(), B, T, C, NH, p, seed);
+    kernels_under_test.backward(fdqkv.data(), dout.data(), fout.data(), qkv.data(), flse.data(), B, T, C, NH, p,
+                                seed);
     FVec nout(B * T * C), natt(B * NH * T * T), scratch(B * NH * T * T), ndqkv(qkv.size(), 0.0f);
     kernels::attention_naive_forward(nout.data(), natt.data(), qkv.data(), B, T, C, NH, p, seed);
     kernels::attention_naive_backward(ndqkv.data(), scratch.data(), dout.data(), qkv.data(), natt.data(),
                                       B, T, C, NH, p, seed);
-    require_close(fout, nout);
-    require_close(fdqkv, ndqkv);
+    require_close(fout, nout, tol);
+    require_close(fdqkv, ndqkv, tol);
   }
 }
 
@@ -221,6 +240,8 @@ TEST_CASE("flash attention: a gradient at position t reaches no later position",
 }
 
 TEST_CASE("flash attention is bit-identical for any thread count", "[kernels][flash][threads]") {
+  const FlashPair kernels_under_test = GENERATE(kFloat32Flash, kBf16Flash);
+  INFO(kernels_under_test.name);
   tg::Rng rng(36);
   // B·NH = 6 tasks in the backward and 18 in the forward, T not a multiple
   // of the block: threads get unequal shares.
@@ -234,9 +255,8 @@ TEST_CASE("flash attention is bit-identical for any thread count", "[kernels][fl
     out.assign(B * T * C, 0.0f);
     lse.assign(B * NH * T, 0.0f);
     dqkv = dqkv0;
-    kernels::attention_flash_forward(out.data(), lse.data(), qkv.data(), B, T, C, NH);
-    kernels::attention_flash_backward(dqkv.data(), dout.data(), out.data(), qkv.data(), lse.data(),
-                                      B, T, C, NH);
+    kernels_under_test.forward(out.data(), lse.data(), qkv.data(), B, T, C, NH, 0.0f, 0);
+    kernels_under_test.backward(dqkv.data(), dout.data(), out.data(), qkv.data(), lse.data(), B, T, C, NH, 0.0f, 0);
   };
   const int saved = omp_get_max_threads();
   FVec out1, lse1, dqkv1;

@@ -2,9 +2,9 @@
 // autograd/kernels/attention_flash.cpp): the packing of bf16 pairs against
 // float_to_bf16 value by value, block_mac_bf16 against a double sum of the
 // same bf16 values, and the bf16 flash kernels against the double reference
-// (to bf16's precision), their causality, and their bits for any thread count.
+// (to bf16's precision) and their causality (dropout and thread counts:
+// test_attention_flash.cpp).
 #include <catch2/catch.hpp>
-#include <omp.h>
 
 #include <cmath>
 #include <cstring>
@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "autograd/kernels/attention_flash.h"
-#include "autograd/kernels/attention_naive.h"
 #include "autograd/kernels/bf16.h"
 #include "autograd/kernels/block_kernels_bf16.h"
 #include "autograd/kernels/reference.h"
@@ -196,28 +195,6 @@ TEST_CASE("bf16 flash attention matches the double reference to bf16's precision
   }
 }
 
-TEST_CASE("bf16 flash attention with dropout matches the naive kernel", "[kernels][bf16-attention][dropout]") {
-  tg::Rng rng(55);
-  const float p = 0.3f;
-  const uint64_t seed = 99;
-  for (const Shape& sh : kShapes) {
-    const int64_t B = sh.B, T = sh.T, NH = sh.NH, C = sh.C();
-    INFO("B " << B << " T " << T << " NH " << NH << " HS " << sh.HS);
-    const FVec qkv = to_float(random_vector<double>(B * T * 3 * C, rng, 2.0));
-    const FVec dout = to_float(random_vector<double>(B * T * C, rng));
-    FVec out(B * T * C), lse(B * NH * T), dqkv(qkv.size(), 0.0f);
-    kernels::attention_flash_forward_bf16(out.data(), lse.data(), qkv.data(), B, T, C, NH, p, seed);
-    kernels::attention_flash_backward_bf16(dqkv.data(), dout.data(), out.data(), qkv.data(), lse.data(), B, T, C,
-                                           NH, p, seed);
-    FVec nout(B * T * C), natt(B * NH * T * T), scratch(B * NH * T * T), ndqkv(qkv.size(), 0.0f);
-    kernels::attention_naive_forward(nout.data(), natt.data(), qkv.data(), B, T, C, NH, p, seed);
-    kernels::attention_naive_backward(ndqkv.data(), scratch.data(), dout.data(), qkv.data(), natt.data(), B, T, C,
-                                      NH, p, seed);
-    require_close(out, Vec(nout.begin(), nout.end()), 1e-2);
-    require_close(dqkv, Vec(ndqkv.begin(), ndqkv.end()), 1e-2);
-  }
-}
-
 TEST_CASE("bf16 flash attention: no output or gradient crosses from the future", "[kernels][bf16-attention][mask]") {
   tg::Rng rng(56);
   const int64_t B = 1, T = 131, C = 10, NH = 2;  // odd T and odd head size: padded pairs everywhere
@@ -247,30 +224,4 @@ TEST_CASE("bf16 flash attention: no output or gradient crosses from the future",
     for (int64_t c = 0; c < C; ++c) reached |= dqkv[t * 3 * C + 2 * C + c] != 0.0f;
     CHECK(reached);
   }
-}
-
-TEST_CASE("bf16 flash attention is bit-identical for any thread count", "[kernels][bf16-attention][threads]") {
-  tg::Rng rng(57);
-  const int64_t B = 2, T = 131, C = 48, NH = 3;
-  const FVec qkv = to_float(random_vector<double>(B * T * 3 * C, rng));
-  const FVec dout = to_float(random_vector<double>(B * T * C, rng));
-  auto run = [&](int threads, FVec& out, FVec& dqkv) {
-    omp_set_num_threads(threads);
-    FVec lse(B * NH * T);
-    out.assign(B * T * C, 0.0f);
-    dqkv.assign(qkv.size(), 0.0f);
-    kernels::attention_flash_forward_bf16(out.data(), lse.data(), qkv.data(), B, T, C, NH);
-    kernels::attention_flash_backward_bf16(dqkv.data(), dout.data(), out.data(), qkv.data(), lse.data(), B, T, C, NH);
-  };
-  const int saved = omp_get_max_threads();
-  FVec out1, dqkv1;
-  run(1, out1, dqkv1);
-  for (int threads : {2, 3}) {
-    INFO("threads " << threads);
-    FVec out, dqkv;
-    run(threads, out, dqkv);
-    CHECK(same_bits(out, out1));
-    CHECK(same_bits(dqkv, dqkv1));
-  }
-  omp_set_num_threads(saved);
 }

@@ -141,16 +141,19 @@ void softcap_backward(float* dinp, const float* dout, const float* inp, int64_t 
 //
 // One new query per head against a KV cache (inference only): q[C],
 // k_cache/v_cache[Tc, C] rows 0…Tc-1 valid (the new token's k, v included),
-// out[C]. scratch holds NH*Tc floats.
+// out[C]. scratch holds NH*Tc floats. bf16_products: the weights that
+// multiply v are rounded to bf16 first, as the bf16 blockwise forward's P·v
+// takes them (Note [bf16 attention products] in attention_flash.cpp).
 void attention_decode(float* out, float* scratch, const float* q, const float* k_cache,
-                      const float* v_cache, int64_t Tc, int64_t C, int64_t NH);
+                      const float* v_cache, int64_t Tc, int64_t C, int64_t NH, bool bf16_products = false);
 // The same for T new queries at positions pos0…pos0+T-1, each against the
 // cache up to its own position (a prompt read in one pass): q is row t of
 // qkv[T,3C] (its first C floats), out[T,C], the cache rows 0…pos0+T-1 valid,
 // scratch T*NH*(pos0+T) floats. Every row gets attention_decode's bits, on
 // any number of threads.
 void attention_decode_rows(float* out, float* scratch, const float* qkv, const float* k_cache,
-                           const float* v_cache, int64_t pos0, int64_t T, int64_t C, int64_t NH);
+                           const float* v_cache, int64_t pos0, int64_t T, int64_t C, int64_t NH,
+                           bool bf16_products = false);
 
 // ---- softmax + cross-entropy ----------------------------------------------
 // probs[N,V] = softmax(logits); losses[N] = -log probs[n, targets[n]].

@@ -128,7 +128,7 @@ Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, const 
   if (pos0 == 0 && T > 1) return attention(ctx, qkv, n_head);
   Tensor out = new_output(ctx, qkv, C, false);
   float* scratch = ctx.arena->alloc(T * NH * (pos0 + T));
-  kernels::attention_decode_rows(out.data, scratch, qkv.data, cache.k, cache.v, pos0, T, C, NH);
+  kernels::attention_decode_rows(out.data, scratch, qkv.data, cache.k, cache.v, pos0, T, C, NH, ctx.precision.bf16);
   return out;
 }
 

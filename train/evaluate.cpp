@@ -16,42 +16,65 @@ struct Window {
   int64_t scored;  // the last `scored` targets count
 };
 
-// Windows are made one at a time, never listed: a file of 2^31 tokens has
-// millions of them (billions with a small --stride).
-struct WindowPlan {
-  int64_t N, T, stride, max_windows;
-  int64_t done = 0;  // targets 1…done are scored
-  int64_t made = 0;
+// The whole split's windows j = 0 … count()-1, each in closed form, never
+// listed: a file of 2^31 tokens has millions of them (billions with a small
+// --stride). The first ends at T; each next one ends `stride` later and
+// scores the targets since the last one ended; non-overlapping windows start
+// where the last one ended, sliding ones reach back for a full block of
+// context.
+struct SplitWindows {
+  int64_t N, T, stride;
 
-  bool more() const { return done < N - 1 && (max_windows == 0 || made < max_windows); }
-  // The next window, without taking it.
-  Window peek() const {
-    const int64_t step = made == 0 ? T : stride;
-    const int64_t end = std::min(done + step, N - 1);
-    // Non-overlapping windows start where the last one ended; sliding ones
-    // reach back for a full block of context.
+  int64_t count() const {
+    if (N < 2) return 0;
+    return 1 + (std::max<int64_t>(0, N - 1 - T) + stride - 1) / stride;
+  }
+  Window at(int64_t j) const {
+    const int64_t done = j == 0 ? 0 : std::min(T + (j - 1) * stride, N - 1);  // targets 1…done scored before
+    const int64_t end = std::min(T + j * stride, N - 1);
     const int64_t begin = stride == T ? done : std::max<int64_t>(0, end - T);
     return {begin, end - begin, end - done};
   }
-  void take(const Window& w) {
-    done = w.begin + w.length;
-    ++made;
-  }
 };
 
-int64_t count_windows(WindowPlan plan) {
-  while (plan.more()) plan.take(plan.peek());
-  return plan.made;
-}
+// The windows one evaluation scores, in order: all of the split's, or
+// `scored` of them spread evenly (Note [Spread evaluation]).
+struct WindowPlan {
+  SplitWindows split;
+  int64_t split_count, scored;
+  int64_t made = 0;
+
+  WindowPlan(SplitWindows s, int64_t max_windows)
+      : split(s), split_count(s.count()),
+        scored(max_windows > 0 ? std::min(max_windows, split_count) : split_count) {}
+  bool more() const { return made < scored; }
+  Window peek() const {
+    if (scored == split_count) return split.at(made);
+    const double j = (static_cast<double>(made) + 0.5) * static_cast<double>(split_count) /
+                     static_cast<double>(scored);
+    return split.at(std::min(split_count - 1, static_cast<int64_t>(j)));
+  }
+  void take() { ++made; }
+};
+
 }  // namespace
+
+int64_t count_eval_windows(int64_t n_tokens, int64_t block_size, int64_t stride) {
+  TG_CHECK(block_size > 0 && stride >= 0);
+  return SplitWindows{n_tokens, block_size, stride > 0 ? std::min(stride, block_size) : block_size}.count();
+}
+
+bool final_eval_is_whole(int64_t partial_windows, int64_t split_windows) {
+  return partial_windows <= 0 || split_windows <= kFinalWholeRatio * partial_windows;
+}
 
 EvalResult evaluate_tokens(const nn::GPT& model, const TokenSource& source,
                            const EvalOptions& options, autograd::Arena& arena) {
   const int64_t T = model.config.block_size;
   const int64_t stride = options.stride > 0 ? std::min(options.stride, T) : T;
-  WindowPlan plan{source.size, T, stride, options.max_windows};
-  const int64_t total_windows = options.progress ? count_windows(plan) : 0;
+  WindowPlan plan(SplitWindows{source.size, T, stride}, options.max_windows);
   EvalResult result;
+  result.split_windows = plan.split_count;
   std::vector<int32_t> inputs, targets;
   std::vector<float> losses;
   std::vector<Window> windows;
@@ -61,7 +84,7 @@ EvalResult evaluate_tokens(const nn::GPT& model, const TokenSource& source,
     while (plan.more() && static_cast<int64_t>(windows.size()) < options.batch_size) {
       const Window w = plan.peek();
       if (!windows.empty() && w.length != windows[0].length) break;
-      plan.take(w);
+      plan.take();
       windows.push_back(w);
     }
     const int64_t len = windows[0].length;
@@ -90,7 +113,8 @@ EvalResult evaluate_tokens(const nn::GPT& model, const TokenSource& source,
       }
       result.tokens += w.scored;
     }
-    if (options.progress) options.progress(plan.made, total_windows);
+    result.windows += B;
+    if (options.progress) options.progress(plan.made, plan.scored);
   }
   return result;
 }

@@ -124,10 +124,11 @@ void MetricsLog::log_step(int64_t step, double loss, double lr, double grad_norm
   finish_line();
 }
 
-void MetricsLog::log_eval(int64_t step, double val_loss, double elapsed_s, double train_s) {
+void MetricsLog::log_eval(int64_t step, double val_loss, double elapsed_s, double train_s, bool whole_split) {
   begin_line();
   std::fprintf(file_, "{\"step\":%lld", static_cast<long long>(step));
   put_number(file_, "val_loss", val_loss);
+  std::fprintf(file_, ",\"val_whole\":%s", whole_split ? "true" : "false");
   put_number(file_, "elapsed_s", elapsed_s);
   put_number(file_, "train_s", train_s);
   finish_line();

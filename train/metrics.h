@@ -30,10 +30,11 @@ class MetricsLog {
   // across resumes, without evaluations and checkpoint saves (the x axis
   // of a time-to-loss curve); world_size: processes training together (1
   // without mpirun); allreduce_s: this step's wait for the gradient
-  // all-reduce.
+  // all-reduce. whole_split: the validation loss is the whole split's, not
+  // an estimate from windows spread over it (Note [Spread evaluation]).
   void log_step(int64_t step, double loss, double lr, double grad_norm, double tokens_per_s,
                 double elapsed_s, double train_s, int world_size = 1, double allreduce_s = 0.0);
-  void log_eval(int64_t step, double val_loss, double elapsed_s, double train_s);
+  void log_eval(int64_t step, double val_loss, double elapsed_s, double train_s, bool whole_split);
   // --budget's rows (Note [Budget plan]): the plan before the first step,
   // {"budget_s":300,"plan":["model: ...", ...]}, and each revision of the
   // step count, {"revised_at_step":120,"max_steps":1400,"budget":"why"}.

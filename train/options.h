@@ -26,7 +26,7 @@ struct TrainOptions {
   uint64_t seed = 1337;
   std::string sampler = "random";  // random | sequential
   int64_t eval_interval = 250;
-  int64_t eval_steps = 20;      // batches of batch_size windows per evaluation (0 = all of val.bin)
+  int64_t eval_steps = 20;      // batches of batch_size windows per evaluation, spread over val.bin (0 = all of it)
   int64_t ckpt_interval = 500;
   int64_t keep = 2;             // periodic ckpt-STEP.h5 files kept (0 = none)
   bool zero_init_proj = false;  // residual projections start at zero (nn::InitOptions)

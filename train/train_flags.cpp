@@ -183,7 +183,9 @@ std::vector<TrainFlag> make_table() {
        text(d.eval_interval), true, 15, "eval_interval", [](O& o, const V& v) { o.eval_interval = as_int(v); },
        [](const O& o) { return V{o.eval_interval}; }},
       {"eval-steps", "optimisation",
-       "validation batches per evaluation, from the start of val.bin (0 = the whole split)", T::Int,
+       "validation batches per evaluation, spread evenly over val.bin; the last scores all of it unless that "
+       "costs over ten of these (0 = all of it every time)",
+       T::Int,
        text(d.eval_steps), true, 16, "eval_steps", [](O& o, const V& v) { o.eval_steps = as_int(v); },
        [](const O& o) { return V{o.eval_steps}; }},
       {"ckpt-interval", "optimisation", "steps between checkpoints (0 = only at the end)", T::Int,

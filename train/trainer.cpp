@@ -141,7 +141,8 @@ class Trainer {
 
  private:
   double train_step();
-  double validate();
+  EvalResult validate(bool whole);
+  std::string eval_text() const;
   void keep_to_budget(BudgetGuard& guard, double now_s, MetricsLog* metrics);
   void save(const std::string& path, bool with_optimizer, checkpoints::MomentSource* moments = nullptr);
   void save_full();
@@ -184,14 +185,27 @@ double Trainer::train_step() {
   return r.loss;
 }
 
-double Trainer::validate() {
+// The validation split's loss: the whole split, or --eval-steps batches of
+// windows spread evenly over it (Note [Spread evaluation]).
+EvalResult Trainer::validate(bool whole) {
   TokenSource source{val_file_.size(), [this](int32_t* dst, int64_t start, int64_t n) {
                        val_file_.copy(dst, start, n);
                      }};
   EvalOptions eo;
   eo.batch_size = o_.batch_size;
-  eo.max_windows = o_.eval_steps * o_.batch_size;
-  return evaluate_tokens(model_, source, eo, step_.arena()).mean_loss();
+  eo.max_windows = whole ? 0 : o_.eval_steps * o_.batch_size;
+  return evaluate_tokens(model_, source, eo, step_.arena());
+}
+
+// What an evaluation scores, for the run's header.
+std::string Trainer::eval_text() const {
+  const int64_t split = count_eval_windows(val_file_.size(), model_.config.block_size);
+  const int64_t partial = o_.eval_steps * o_.batch_size;
+  if (o_.eval_steps == 0 || partial >= split)
+    return "the whole validation split (" + std::to_string(split) + " windows)";
+  return std::to_string(partial) + " of the validation split's " + std::to_string(split) +
+         " windows, spread evenly over it (an estimate of its loss); the last evaluation " +
+         (final_eval_is_whole(partial, split) ? "scores all of them" : "too, as the split is large");
 }
 
 void Trainer::save(const std::string& path, bool with_optimizer, checkpoints::MomentSource* moments) {
@@ -331,6 +345,7 @@ int Trainer::run(bool resumed) {
               static_cast<long long>(tokens_per_step(o_)), omp_get_max_threads());
   std::printf("OpenBLAS: %s\n", kernels::blas_description().c_str());
   std::printf("precision: %s (%s)\n", o_.precision.c_str(), o_.precision_reason.c_str());
+  std::printf("validation: %s\n", eval_text().c_str());
   if (dist_.size() > 1)
     std::printf("data parallel: %d processes, %lld micro-batches of %lld sequences each per step\n",
                 dist_.size(), static_cast<long long>(o_.grad_accum / dist_.size()),
@@ -418,13 +433,24 @@ int Trainer::run(bool resumed) {
     if (guard) keep_to_budget(*guard, command_seconds(), metrics.get());
     saved_at_step = false;
     if ((o_.eval_interval > 0 && state_.step % o_.eval_interval == 0) || state_.step == o_.max_steps) {
-      const double val = validate();
-      if (metrics) metrics->log_eval(state_.step, val, command_seconds(), state_.train_seconds);
+      // The last evaluation scores the whole split where that is cheap
+      // enough, so a run ends on the loss `tapegpt eval` prints.
+      const bool last = state_.step == o_.max_steps;
+      const EvalResult r = validate(last && final_eval_is_whole(o_.eval_steps * o_.batch_size,
+                                                                count_eval_windows(val_file_.size(), c.block_size)));
+      const double val = r.mean_loss();
+      if (metrics) metrics->log_eval(state_.step, val, command_seconds(), state_.train_seconds, r.whole());
       const bool best = val < state_.best_val_loss;
       if (best) state_.best_val_loss = val;
       progress.clear();
+      std::string note = best ? "best" : "";
+      if (last && o_.eval_steps > 0)
+        note += std::string(note.empty() ? "" : "; ") +
+                (r.whole() ? "the whole split"
+                           : "an estimate from " + std::to_string(r.windows) + " of " +
+                                 std::to_string(r.split_windows) + " windows; tapegpt eval scores them all");
       std::printf("step %lld: val loss %.4f%s\n", static_cast<long long>(state_.step), val,
-                  best ? " (best)" : "");
+                  note.empty() ? "" : (" (" + note + ")").c_str());
       std::fflush(stdout);
       if (best) save(o_.out_dir + "/best.h5", false);
     }

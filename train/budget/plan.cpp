@@ -7,6 +7,7 @@
 
 #include "autograd/base/errors.h"
 #include "nn/params.h"
+#include "train/evaluate.h"
 #include "train/metrics.h"
 #include "train/train_flags.h"
 
@@ -215,10 +216,27 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
   const double step_tokens = static_cast<double>(tokens_per_step(o));
 
   // Move 4's time: what is left once evaluations and saves are paid for.
+  // Each evaluation scores windows spread over the validation split (Note
+  // [Spread evaluation]), as many as its share of the budget pays for; the
+  // last one scores the whole split where that is cheap enough.
   const double eval_whole = eval_seconds(o, plan.step_seconds, corpus.val_tokens);
-  const double eval_each = std::min(eval_whole, kEvalShare * budget_s / kEvaluations);
+  const int64_t split_windows = count_eval_windows(corpus.val_tokens, o.model.block_size);
+  if (!given("eval-steps")) {
+    const double affordable = std::min(eval_whole, kEvalShare * budget_s / kEvaluations);
+    o.eval_steps = affordable >= eval_whole
+                       ? 0
+                       : std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(split_windows) /
+                                                                   static_cast<double>(o.batch_size) *
+                                                                   affordable / eval_whole));
+  }
+  const int64_t partial_windows = o.eval_steps * o.batch_size;
+  const double eval_each =
+      o.eval_steps == 0 ? eval_whole
+                        : eval_whole * std::min(1.0, static_cast<double>(partial_windows) /
+                                                         static_cast<double>(std::max<int64_t>(1, split_windows)));
+  const double eval_last = final_eval_is_whole(partial_windows, split_windows) ? eval_whole : eval_each;
   const double saves = static_cast<double>(kCheckpoints + kEvaluations) * save_seconds(o.model);
-  const double train_s = usable - clock.now() - kEvaluations * eval_each - saves;
+  const double train_s = usable - clock.now() - (kEvaluations - 1) * eval_each - eval_last - saves;
   if (!given("max-steps") && train_s < 3 * plan.step_seconds)
     throw tg::UsageError(fmt("the budget leaves no time to train: measuring this machine took %.1f s and a step ",
                              clock.now()) +
@@ -251,21 +269,16 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
   if (!given("warmup")) o.schedule.warmup = std::min<int64_t>(o.schedule.warmup, o.max_steps / 10);
   o.schedule.warmup = std::min(o.schedule.warmup, o.schedule.decay_steps);
   if (!given("eval-interval")) o.eval_interval = std::max<int64_t>(1, o.max_steps / kEvaluations);
-  if (!given("eval-steps")) {
-    o.eval_steps = eval_each >= eval_whole
-                       ? 0
-                       : std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(corpus.val_tokens) /
-                                                                   static_cast<double>(o.batch_size *
-                                                                                       o.model.block_size) *
-                                                                   eval_each / eval_whole));
+  if (!given("eval-steps"))
     why.push_back("evaluations: every " + std::to_string(o.eval_interval) + " steps on " +
                   (o.eval_steps == 0 ? std::string("the whole validation split")
-                                     : std::to_string(o.eval_steps * o.batch_size) + " windows of it"));
-  }
+                                     : std::to_string(partial_windows) + " of its " + std::to_string(split_windows) +
+                                           " windows, spread evenly over it" +
+                                           (eval_last == eval_whole ? "; the last on all of them" : "")));
   if (!given("ckpt-interval")) o.ckpt_interval = std::max<int64_t>(1, o.max_steps / kCheckpoints);
   if (!given("keep")) o.keep = 0;
-  plan.deadline_s = usable - eval_each - save_seconds(o.model);
-  plan.hard_deadline_s = budget_s - eval_each - save_seconds(o.model);
+  plan.deadline_s = usable - eval_last - save_seconds(o.model);
+  plan.hard_deadline_s = budget_s - eval_last - save_seconds(o.model);
   plan.options = o;
   return plan;
 }

@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "autograd/kernels/kernels.h"
-#include "checkpoints/byte_level_vocab.h"
-#include "checkpoints/export_family.h"
-#include "checkpoints/gguf_export.h"
-#include "checkpoints/gguf_write.h"
-#include "checkpoints/hf_export.h"
+#include "checkpoints/export/byte_level_vocab.h"
+#include "checkpoints/export/export_family.h"
+#include "checkpoints/export/gguf_export.h"
+#include "checkpoints/export/gguf_write.h"
+#include "checkpoints/export/hf_export.h"
 #include "data/bpe_train.h"
 #include "data/gpt2_vocab.h"
 #include "data/tokenizer.h"
@@ -354,39 +354,124 @@ TEST_CASE("a char or byte LayerNorm model gets a silent end-of-text token: proba
   CHECK(g2.kv.count("tokenizer.ggml.eos_token_id") == 0);
 }
 
-TEST_CASE("export_family: the three families, and a refusal naming what differs") {
+// The family's name, or "refused: " and the refusal.
+std::string family_of(const nn::GPTConfig& c) {
+  const checkpoints::FamilyChoice f = checkpoints::export_family(c);
+  return f.family ? std::string(f.family->name) : "refused: " + f.refusal;
+}
+
+TEST_CASE("export_family: each row of the table, and a refusal naming what differs and the nearest choice") {
   nn::GPTConfig c;
-  CHECK(checkpoints::export_family(c).refusal.empty());
+  CHECK(family_of(c) == "GPT-2");
   c.pos_encoding = nn::PosEncoding::Sinusoidal;
-  CHECK(checkpoints::export_family(c).refusal.empty());
+  CHECK(family_of(c) == "GPT-2");
   c.mlp = nn::MlpKind::Relu2;
-  CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --mlp relu2 cannot"));
+  CHECK_THAT(family_of(c), Catch::StartsWith("refused: this model's --mlp relu2 cannot") &&
+                               Catch::EndsWith("nearest exportable choice is --mlp gelu (GPT-2 family: GGUF gpt2, "
+                                               "Hugging Face GPT2LMHeadModel)"));
   c.norm = nn::NormKind::RMSNorm, c.mlp = nn::MlpKind::Swiglu, c.pos_encoding = nn::PosEncoding::Rope;
-  CHECK(checkpoints::export_family(c).family == checkpoints::ExportFamily::Llama);
-  CHECK(checkpoints::export_family(c).refusal.empty());
-  c.mlp = nn::MlpKind::Gelu;
-  CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --mlp gelu cannot"));
+  CHECK(family_of(c) == "Llama");
+  c.bias = false, c.tied = false;
+  CHECK(family_of(c) == "Llama");
+  c.bias = true;
+  c.mlp = nn::MlpKind::Gelu;  // one step from Llama (--mlp) and from GPT-NeoX (--norm): both named
+  CHECK_THAT(family_of(c), Catch::StartsWith("refused: this model's --mlp gelu and --norm rmsnorm cannot") &&
+                               Catch::Contains("--mlp swiglu (Llama family") &&
+                               Catch::Contains(" or --norm layernorm (GPT-NeoX family: GGUF gptneox, GGUF only)"));
   c.norm = nn::NormKind::LayerNorm;
-  CHECK(checkpoints::export_family(c).family == checkpoints::ExportFamily::NeoX);
-  CHECK(checkpoints::export_family(c).refusal.empty());
+  CHECK(family_of(c) == "GPT-NeoX");
   CHECK_THAT(checkpoints::hf_refusal(c, data::byte_spec()), Catch::Contains("GGUF only"));
   c.mlp = nn::MlpKind::Swiglu, c.pos_encoding = nn::PosEncoding::Learned;
-  CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --mlp swiglu cannot"));
+  CHECK_THAT(family_of(c), Catch::StartsWith("refused: this model's --mlp swiglu cannot"));
   c.mlp = nn::MlpKind::Gelu;
   c.gelu = kernels::GeluKind::Erf;
   CHECK_THAT(checkpoints::gguf_refusal(c, data::byte_spec()), Catch::Contains("--gelu erf"));
-  // A choice no family names (--qk-norm) is refused by itself, in every family.
+  CHECK(checkpoints::hf_refusal(c, data::byte_spec()).empty());  // HF's GPT-2 has erf GELU ("gelu")
   c.gelu = kernels::GeluKind::Tanh;
-  CHECK(checkpoints::export_family(c).refusal.empty());
   c.qk_norm = true;
-  CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --qk-norm cannot"));
-  c.norm = nn::NormKind::RMSNorm, c.mlp = nn::MlpKind::Swiglu, c.pos_encoding = nn::PosEncoding::Rope;
-  CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --qk-norm cannot"));
-  // So is --logit-softcap, a choice among names.
-  c.qk_norm = false;
-  CHECK(checkpoints::export_family(c).refusal.empty());
+  CHECK_THAT(family_of(c), Catch::StartsWith("refused: this model's --qk-norm cannot") &&
+                               Catch::Contains("no --qk-norm (GPT-2 family"));
+
+  // The --budget recipe: Arcee, without biases only (llama.cpp's has none).
+  c = nn::GPTConfig{};
+  c.norm = nn::NormKind::RMSNorm, c.mlp = nn::MlpKind::Relu2, c.pos_encoding = nn::PosEncoding::Rope;
+  CHECK_THAT(family_of(c), Catch::StartsWith("refused: this model's --mlp relu2 and biases cannot") &&
+                               Catch::Contains("--mlp swiglu (Llama family") &&
+                               Catch::Contains(" or --no-bias (Arcee family: GGUF arcee, Hugging Face "
+                                               "ArceeForCausalLM)"));
+  c.bias = false;
+  CHECK(family_of(c) == "Arcee");
+  c.tied = false;
+  CHECK(family_of(c) == "Arcee");
+  // ReLU² with QK-norm: Arcee without --qk-norm, or Qwen3 with SwiGLU.
+  c.qk_norm = true;
+  CHECK_THAT(family_of(c), Catch::StartsWith("refused: this model's --qk-norm and --mlp relu2 cannot") &&
+                               Catch::Contains("no --qk-norm (Arcee family") &&
+                               Catch::Contains(" or --mlp swiglu (Qwen3 family: GGUF qwen3, Hugging Face "
+                                               "Qwen3ForCausalLM)"));
+  // QK-norm with SwiGLU: Qwen3, without biases only.
+  c.mlp = nn::MlpKind::Swiglu;
+  CHECK(family_of(c) == "Qwen3");
+  c.bias = true;
+  CHECK_THAT(family_of(c), Catch::StartsWith("refused: this model's --qk-norm and biases cannot") &&
+                               Catch::Contains("no --qk-norm (Llama family") && Catch::Contains("--no-bias (Qwen3"));
+  // A choice no family names (--logit-softcap): refused in every family,
+  // the nearest named as the same model without it.
+  c.bias = false, c.qk_norm = false, c.mlp = nn::MlpKind::Relu2;
   c.logit_softcap = 15.0f;
-  CHECK_THAT(checkpoints::export_family(c).refusal, Catch::StartsWith("this model's --logit-softcap 15 cannot"));
+  CHECK_THAT(family_of(c), Catch::StartsWith("refused: this model's --logit-softcap 15 cannot") &&
+                               Catch::EndsWith("nearest exportable choice is no --logit-softcap (Arcee family: GGUF "
+                                               "arcee, Hugging Face ArceeForCausalLM)"));
+}
+
+TEST_CASE("arcee and qwen3 export: the table's tensors, arcee's q and k reordered, qwen3's q/k norms ones") {
+  nn::GPTConfig c;
+  c.vocab_size = 256, c.block_size = 8, c.n_layer = 2, c.n_head = 2, c.n_embd = 16, c.bias = false;
+  c.norm = nn::NormKind::RMSNorm, c.mlp = nn::MlpKind::Relu2, c.pos_encoding = nn::PosEncoding::Rope;
+  testing::TempDir dir;
+  const data::TokenizerSpec tok = data::byte_spec();
+  const int64_t C = c.n_embd, H = 4 * C;
+  {
+    const nn::GPT m = random_model(c);
+    checkpoints::gguf_export(dir.file("a.gguf"), {m.config, m.store, nullptr, tok, "a"}, checkpoints::GgufDtype::F32);
+    const Gguf g = read_gguf(dir.file("a.gguf"));
+    CHECK(g.kv.at("general.architecture") == "arcee");
+    CHECK(g.kv.at("arcee.feed_forward_length") == std::to_string(H));
+    CHECK(g.kv.at("arcee.attention.layer_norm_rms_epsilon") == std::to_string(kernels::kRMSNormEps));
+    CHECK(g.kv.at("arcee.rope.dimension_count") == "8");
+    const float* qkv = checkpoints::export_param(m.store, "transformer.h.1.attn.c_attn.weight");
+    CHECK(f32_of(g.tensors.at("blk.1.attn_q.weight")) == checkpoints::rope_rows(qkv, 0, C, C, c.n_head));
+    CHECK(f32_of(g.tensors.at("blk.1.attn_k.weight")) == checkpoints::rope_rows(qkv, C, C, C, c.n_head));
+    CHECK(f32_of(g.tensors.at("blk.1.attn_v.weight")) == std::vector<float>(qkv + 2 * C * C, qkv + 3 * C * C));
+    const float* fc = checkpoints::export_param(m.store, "transformer.h.1.mlp.c_fc.weight");
+    CHECK(f32_of(g.tensors.at("blk.1.ffn_up.weight")) == std::vector<float>(fc, fc + H * C));
+    CHECK(g.tensors.at("blk.1.ffn_down.weight").dims == std::vector<uint64_t>{static_cast<uint64_t>(H), 16});
+    CHECK(g.tensors.count("blk.1.ffn_gate.weight") == 0);
+    CHECK(g.tensors.count("output.weight") == 0);  // tied
+    CHECK(g.tensors.size() == 1 + 2 * 8 + 1);
+  }
+  c.mlp = nn::MlpKind::Swiglu, c.qk_norm = true, c.tied = false;
+  {
+    const nn::GPT m = random_model(c);
+    checkpoints::gguf_export(dir.file("q.gguf"), {m.config, m.store, nullptr, tok, "q"}, checkpoints::GgufDtype::F16);
+    const Gguf g = read_gguf(dir.file("q.gguf"));
+    CHECK(g.kv.at("general.architecture") == "qwen3");
+    CHECK(g.kv.at("qwen3.attention.layer_norm_rms_epsilon") == std::to_string(kernels::kRMSNormEps));
+    CHECK(g.kv.at("qwen3.attention.head_count_kv") == "2");
+    CHECK(f32_of(g.tensors.at("blk.0.attn_q_norm.weight")) == std::vector<float>(8, 1.0f));
+    CHECK(f32_of(g.tensors.at("blk.1.attn_k_norm.weight")) == std::vector<float>(8, 1.0f));
+    // qwen3's RoPE rotates rotate_half pairs, as ours: q as it is (here in float16).
+    const Gguf::Tensor& q = g.tensors.at("blk.0.attn_q.weight");
+    REQUIRE(q.type == 1);
+    const float* qkv = checkpoints::export_param(m.store, "transformer.h.0.attn.c_attn.weight");
+    uint16_t half;
+    std::memcpy(&half, q.data + 2 * 37, 2);
+    bool overflow = false;
+    CHECK(half == checkpoints::f16_from_f32(qkv[37], &overflow));
+    CHECK(g.tensors.count("blk.0.ffn_gate.weight") == 1);
+    CHECK(g.tensors.count("output.weight") == 1);  // untied
+    CHECK(g.tensors.size() == 1 + 2 * 11 + 2);
+  }
 }
 
 TEST_CASE("byte-level vocabularies: char merges join each character's bytes; gpt2 keeps its aliases") {

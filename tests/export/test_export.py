@@ -17,19 +17,27 @@ spaces, tabs, punctuation, contractions, digits and non-ASCII, then:
              (RMSNorm, RoPE, SwiGLU) with the byte tokenizer and biases (f32
              and f16) and with the char tokenizer, untied, without biases, and
              LayerNorm + GELU + RoPE as llama.cpp's gptneox (char; byte,
-             untied, without biases, f32 and f16). Char models with biases
+             untied, without biases, f32 and f16), train --budget's recipe
+             (RMSNorm, RoPE, ReLU², no biases) as llama.cpp's arcee (char,
+             tied, trained with Muon; byte, untied; f32 and f16), and the
+             Llama mix with --qk-norm and no biases as qwen3 (char, f32 and
+             f16). Char models with biases
              get an added end-of-text token of probability 0 (Note [Silent
              end-of-text]); llama.cpp must give it exactly 0.
-  refusals   options no runtime computes (ReLU², RMSNorm with GELU, SwiGLU
-             with LayerNorm, --gelu erf for GGUF, GPT-NeoX's mix for Hugging
-             Face), the bpe tokenizer with the default byte-class split (the
+  refusals   options no runtime computes (ReLU² with LayerNorm, RMSNorm
+             with GELU, SwiGLU with LayerNorm, ReLU² with QK-norm, a logit
+             soft-cap, biases with arcee's and qwen3's mixes, --gelu erf for
+             GGUF, GPT-NeoX's mix for Hugging Face; the line names the
+             nearest exportable choice), the bpe tokenizer with the default byte-class split (the
              message says how to get an exportable one), an existing --out,
              a missing,
              corrupt or foreign checkpoint, bad flags: one error line, the
              right exit code, no file left behind.
   hf         --format hf of the GPT-2 BPE model: the files, config.json, and
              `tapegpt import` of the directory giving back the same model bit
-             for bit; the Llama family's LlamaForCausalLM layout; the trained
+             for bit; the LlamaForCausalLM, ArceeForCausalLM (tied and
+             untied) and Qwen3ForCausalLM layouts (config.json, tensor
+             names and shapes); the trained
              bpe (gpt2 split) model's vocab.json and merges.txt (its tokens
              and merges in byte-to-unicode spelling; `tapegpt import` reads
              GPT-2's own tokenizer only, so it is not imported back).
@@ -65,6 +73,8 @@ PROBE = ("First Citizen:\nWe're  done -- aren't we?  I'll say 'no'.\n\n\n"
 # Every model: the same small shape, float32 training, a few steps.
 SHAPE = ["--n-layer", "2", "--n-head", "2", "--n-embd", "32", "--block-size", str(T), "--batch-size", "8",
          "--lr", "1e-2", "--warmup", "2", "--precision", "fp32", "--threads", "2", "--eval-steps", "0"]
+# The model flags of train --budget's recipe (train/budget/plan.cpp).
+BUDGET_RECIPE = ["--norm", "rmsnorm", "--mlp", "relu2", "--pos-encoding", "rope", "--no-bias"]
 # name: (tokenizer, extra training flags, dtypes checked in llama.cpp)
 MODELS = {
     "char_gpt2": ("char", [], ["f32", "f16"]),
@@ -76,6 +86,12 @@ MODELS = {
                             "--untied"], ["f32"]),
     "neox_char": ("char", ["--pos-encoding", "rope"], ["f32"]),
     "neox_byte": ("byte", ["--pos-encoding", "rope", "--no-bias", "--untied"], ["f32", "f16"]),
+    # --budget's recipe (Muon, as --budget trains it): llama.cpp's arcee.
+    "arcee_char": ("char", BUDGET_RECIPE + ["--optimizer", "muon"], ["f32", "f16"]),
+    "arcee_byte_untied": ("byte", BUDGET_RECIPE + ["--untied"], ["f32", "f16"]),
+    # The Llama mix with QK-norm and no biases: llama.cpp's qwen3.
+    "qwen3_char": ("char", ["--norm", "rmsnorm", "--mlp", "swiglu", "--pos-encoding", "rope", "--qk-norm",
+                            "--no-bias"], ["f32", "f16"]),
 }
 MEAN_NLL_REL = 2e-3  # the issue's bound, for every dtype and KV cache
 # prepare flags per data directory; the default is --tokenizer NAME.
@@ -248,6 +264,15 @@ class LlamaCpp(unittest.TestCase):
     def test_neox_byte_untied_no_bias(self):
         self.check("neox_byte")
 
+    def test_arcee_char_budget_recipe(self):
+        self.check("arcee_char")
+
+    def test_arcee_byte_budget_recipe_untied(self):
+        self.check("arcee_byte_untied")
+
+    def test_qwen3_char_qk_norm(self):
+        self.check("qwen3_char")
+
 
 class Refusals(unittest.TestCase):
     def expect_error(self, args, code, must_mention, leaves=None):
@@ -278,6 +303,18 @@ class Refusals(unittest.TestCase):
             ("ln_swiglu", ["--mlp", "swiglu"], "--mlp swiglu", ["gguf", "hf"]),
             ("neox", ["--pos-encoding", "rope"], "GGUF only", ["hf"]),
             ("erf", ["--gelu", "erf"], "--gelu erf", ["gguf"]),
+            # ReLU² with QK-norm: Arcee without --qk-norm, or Qwen3 with SwiGLU.
+            ("relu2_qk", BUDGET_RECIPE + ["--qk-norm"],
+             "--qk-norm and --mlp relu2 cannot be expressed: no runtime computes that mix exactly; the nearest "
+             "exportable choice is no --qk-norm (Arcee family: GGUF arcee, Hugging Face ArceeForCausalLM) or "
+             "--mlp swiglu (Qwen3 family: GGUF qwen3, Hugging Face Qwen3ForCausalLM)", ["gguf", "hf"]),
+            ("softcap", BUDGET_RECIPE + ["--logit-softcap", "15"],
+             "--logit-softcap 15 cannot be expressed: no runtime computes that mix exactly; the nearest "
+             "exportable choice is no --logit-softcap (Arcee family", ["gguf", "hf"]),
+            # llama.cpp's arcee and qwen3 have no MLP biases.
+            ("arcee_bias", BUDGET_RECIPE[:-1], "biases cannot be expressed", ["gguf", "hf"]),
+            ("qwen3_bias", ["--norm", "rmsnorm", "--mlp", "swiglu", "--pos-encoding", "rope", "--qk-norm"],
+             "--no-bias (Qwen3 family", ["gguf", "hf"]),
         ]
         for name, flags, mention, formats in cases:
             ckpt = self.other_model(name, "char", flags)
@@ -421,6 +458,57 @@ class HuggingFace(unittest.TestCase):
         self.assertEqual(header["model.layers.1.mlp.gate_proj.weight"]["shape"], [128, 32])
         self.assertEqual(header["model.layers.0.self_attn.q_proj.bias"]["shape"], [32])
         self.assertNotIn("lm_head.weight", header)
+
+    def hf_files(self, name):
+        """config.json and the safetensors header of model `name`'s export."""
+        out = os.path.join(self.tmp, name)
+        run("export", "--ckpt", Models.get(name), "--format", "hf", "--out", out)
+        with open(os.path.join(out, "config.json")) as f:
+            cfg = json.load(f)
+        with open(os.path.join(out, "model.safetensors"), "rb") as f:
+            n = struct.unpack("<Q", f.read(8))[0]
+            header = json.loads(f.read(n))
+        del header["__metadata__"]
+        return cfg, header
+
+    def llama_like_names(self, layers, mlp, extra=()):
+        names = {"model.embed_tokens.weight", "model.norm.weight"}
+        for l in range(layers):
+            p = "model.layers.%d." % l
+            names |= {p + n + ".weight" for n in ("input_layernorm", "post_attention_layernorm", "self_attn.q_proj",
+                                                  "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj",
+                                                  *("mlp." + m for m in mlp), *extra)}
+        return names
+
+    def test_arcee_layout(self):
+        for name, tied in (("arcee_char", True), ("arcee_byte_untied", False)):
+            with self.subTest(model=name):
+                cfg, header = self.hf_files(name)
+                self.assertEqual(
+                    {k: cfg[k] for k in ("architectures", "model_type", "hidden_act", "hidden_size",
+                                         "intermediate_size", "num_hidden_layers", "num_attention_heads",
+                                         "num_key_value_heads", "head_dim", "rms_norm_eps", "rope_theta",
+                                         "attention_bias", "mlp_bias", "tie_word_embeddings",
+                                         "max_position_embeddings", "bos_token_id", "eos_token_id")},
+                    {"architectures": ["ArceeForCausalLM"], "model_type": "arcee", "hidden_act": "relu2",
+                     "hidden_size": 32, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 2,
+                     "num_key_value_heads": 2, "head_dim": 16, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+                     "attention_bias": False, "mlp_bias": False, "tie_word_embeddings": tied,
+                     "max_position_embeddings": T, "bos_token_id": None, "eos_token_id": None})
+                want = self.llama_like_names(2, ("up_proj", "down_proj")) | (set() if tied else {"lm_head.weight"})
+                self.assertEqual(set(header), want)
+                self.assertEqual(header["model.layers.0.mlp.up_proj.weight"]["shape"], [128, 32])
+                self.assertEqual(header["model.layers.0.mlp.down_proj.weight"]["shape"], [32, 128])
+
+    def test_qwen3_layout(self):
+        cfg, header = self.hf_files("qwen3_char")
+        self.assertEqual((cfg["architectures"], cfg["model_type"], cfg["hidden_act"], cfg["head_dim"],
+                          cfg["rms_norm_eps"], cfg["attention_bias"], cfg["tie_word_embeddings"]),
+                         (["Qwen3ForCausalLM"], "qwen3", "silu", 16, 1e-5, False, True))
+        self.assertNotIn("mlp_bias", cfg)  # Qwen3Config has none: its MLP never has biases
+        self.assertEqual(set(header), self.llama_like_names(2, ("gate_proj", "up_proj", "down_proj"),
+                                                            ("self_attn.q_norm", "self_attn.k_norm")))
+        self.assertEqual(header["model.layers.1.self_attn.k_norm.weight"]["shape"], [16])
 
 
 if __name__ == "__main__":

@@ -10,6 +10,11 @@ semantics: the files must compute what tapegpt computes.
                 written out below (RMSNorm, rotate_half RoPE with
                 inv_freq = rope_theta^(-2i/head_dim), SwiGLU, biases per
                 attention_bias / mlp_bias), with and without biases.
+  Arcee, Qwen3  the same forward as ArceeForCausalLM computes it (hidden_act
+                relu2: down(relu(up(x))²), no gate_proj) for --budget's
+                recipe, tied and untied, and as Qwen3ForCausalLM does (q_norm
+                and k_norm, RMSNorm over each head with the file's gains,
+                before RoPE) for the Llama mix with --qk-norm.
 Both in float64, against tapegpt's float32 logits for the same ids:
 max|tapegpt - torch| / max|torch| <= 1e-5, as tests/import checks import.
 
@@ -94,13 +99,19 @@ def llama_forward(sd, cfg, ids):
         a = rms(h, sd[p + "input_layernorm.weight"])
         q, k, v = (linear(a, p + "self_attn." + n).view(B, Tn, NH, hd).transpose(1, 2)
                    for n in ("q_proj", "k_proj", "v_proj"))
+        if cfg["model_type"] == "qwen3":  # Qwen3Attention: q_norm, k_norm per head, before RoPE
+            q, k = rms(q, sd[p + "self_attn.q_norm.weight"]), rms(k, sd[p + "self_attn.k_norm.weight"])
         q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         att = (q @ k.transpose(-1, -2)) / math.sqrt(hd)
         att = att.masked_fill(~mask, float("-inf"))
         y = (torch.softmax(att, dim=-1) @ v).transpose(1, 2).reshape(B, Tn, C)
         h = h + linear(y, p + "self_attn.o_proj")
         m = rms(h, sd[p + "post_attention_layernorm.weight"])
-        h = h + linear(F.silu(linear(m, p + "mlp.gate_proj")) * linear(m, p + "mlp.up_proj"), p + "mlp.down_proj")
+        if cfg["hidden_act"] == "relu2":  # ArceeMLP: down(relu2(up(x)))
+            h = h + linear(F.relu(linear(m, p + "mlp.up_proj")).pow(2), p + "mlp.down_proj")
+        else:
+            assert cfg["hidden_act"] == "silu", cfg["hidden_act"]
+            h = h + linear(F.silu(linear(m, p + "mlp.gate_proj")) * linear(m, p + "mlp.up_proj"), p + "mlp.down_proj")
     h = rms(h, sd["model.norm.weight"])
     head = sd["model.embed_tokens.weight"] if cfg["tie_word_embeddings"] else sd["lm_head.weight"]
     return h @ head.T
@@ -154,10 +165,10 @@ class ExportHfTorch(unittest.TestCase):
     def test_gpt2_sinusoidal_without_biases(self):
         self.check_gpt2("gpt2-sin", ["--pos-encoding", "sinusoidal", "--no-bias"])
 
-    def check_llama(self, name, flags):
-        ours, sd, cfg, ids = self.exported(name, ["--norm", "rmsnorm", "--mlp", "swiglu", "--pos-encoding", "rope",
+    def check_llama(self, name, flags, arch="LlamaForCausalLM", mlp="swiglu"):
+        ours, sd, cfg, ids = self.exported(name, ["--norm", "rmsnorm", "--mlp", mlp, "--pos-encoding", "rope",
                                                   *flags])
-        self.assertEqual(cfg["architectures"], ["LlamaForCausalLM"])
+        self.assertEqual(cfg["architectures"], [arch])
         self.assert_close(ours, llama_forward(sd, cfg, ids))
 
     def test_llama_with_biases(self):
@@ -165,6 +176,15 @@ class ExportHfTorch(unittest.TestCase):
 
     def test_llama_untied_without_biases(self):
         self.check_llama("llama-nb", ["--no-bias", "--untied"])
+
+    def test_arcee_budget_recipe(self):
+        self.check_llama("arcee", ["--no-bias", "--optimizer", "muon"], "ArceeForCausalLM", "relu2")
+
+    def test_arcee_budget_recipe_untied(self):
+        self.check_llama("arcee-untied", ["--no-bias", "--untied"], "ArceeForCausalLM", "relu2")
+
+    def test_qwen3_qk_norm(self):
+        self.check_llama("qwen3", ["--no-bias", "--qk-norm"], "Qwen3ForCausalLM")
 
 
 if __name__ == "__main__":

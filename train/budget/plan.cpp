@@ -32,9 +32,7 @@ struct RecipeFlag {
 const std::vector<RecipeFlag> kBudgetRecipe = {
     {"pos-encoding", "rope", "learned more per step than learned positions"},
     {"norm", "rmsnorm", "as good as LayerNorm and cheaper"},
-    {"mlp", "relu2",
-     "learned more per minute than GELU, and SwiGLU's step costs more; add --mlp swiglu for a model of the "
-     "Llama family, which tapegpt export hands to llama.cpp, ollama and Hugging Face"},
+    {"mlp", "relu2", "learned more per minute than GELU, and SwiGLU's step costs more"},
     {"no-bias", "", "biases did not help"},
     {"optimizer", "muon", "learned more per minute than AdamW, its dearer step included"},
     {"lr-schedule", "wsd", "held rate, then a straight decay that ends at the budget's last step"},

@@ -6,9 +6,9 @@
 #include <filesystem>
 
 #include "autograd/base/errors.h"
-#include "checkpoints/export_family.h"
-#include "checkpoints/gguf_export.h"
-#include "checkpoints/hf_export.h"
+#include "checkpoints/export/export_family.h"
+#include "checkpoints/export/gguf_export.h"
+#include "checkpoints/export/hf_export.h"
 #include "train/cli/cli_util.h"
 #include "train/cli/commands.h"
 #include "train/cli/load_model.h"
@@ -18,7 +18,8 @@ namespace cli {
 
 int cmd_export(int argc, char** argv) {
   cxxopts::Options opts("tapegpt export",
-                        "Export a checkpoint for llama.cpp / ollama (GGUF) or Hugging Face transformers.\n"
+                        "Export a checkpoint for llama.cpp / ollama (GGUF) or Hugging Face transformers: the GPT-2,\n"
+                        "Llama, Arcee (--budget's recipe), Qwen3 (--qk-norm) and, GGUF only, GPT-NeoX families.\n"
                         "  tapegpt export --ckpt CKPT.h5 --format gguf --out model.gguf [--dtype f32|f16]\n"
                         "  tapegpt export --ckpt CKPT.h5 --format hf --out DIR");
   opts.add_options()
@@ -74,20 +75,19 @@ int cmd_export(int argc, char** argv) {
       model.config, model.store,
       model.config.pos_encoding == nn::PosEncoding::Sinusoidal ? model.sinusoid.data() : nullptr, tokenizer,
       std::filesystem::path(out).stem().string()};
-  const checkpoints::ExportFamily family = checkpoints::export_family(model.config).family;
-  const bool llama = family == checkpoints::ExportFamily::Llama;
+  const checkpoints::Family& family = *checkpoints::export_family(model.config).family;
   if (format == "gguf") {
     const std::string note = checkpoints::gguf_export(
         out, em, dtype_name == "f16" ? checkpoints::GgufDtype::F16 : checkpoints::GgufDtype::F32);
     if (!note.empty()) std::printf("note: %s\n", note.c_str());
     std::printf("wrote %s: llama.cpp architecture %s, %s, %s%s tokenizer (%lld tokens)\n", out.c_str(),
-                checkpoints::gguf_architecture(family).c_str(), dtype_name.c_str(), tokenizer.type.c_str(),
+                family.gguf.arch, dtype_name.c_str(), tokenizer.type.c_str(),
                 tokenizer.split.empty() ? "" : (" (" + tokenizer.split + " split)").c_str(),
                 static_cast<long long>(model.config.vocab_size));
   } else {
     checkpoints::hf_export(out, em);
     std::printf("wrote %s/: %s (model.safetensors, config.json, vocab.json, merges.txt, tokenizer_config.json)\n",
-                out.c_str(), llama ? "LlamaForCausalLM" : "GPT2LMHeadModel");
+                out.c_str(), family.hf.arch);
   }
   return 0;
 }

@@ -1,5 +1,5 @@
 // Tokenizers as byte-level BPE vocabularies (Note [Byte-level vocabulary]).
-#include "checkpoints/byte_level_vocab.h"
+#include "checkpoints/export/byte_level_vocab.h"
 
 #include <algorithm>
 #include <map>

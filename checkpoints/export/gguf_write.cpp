@@ -1,5 +1,5 @@
 // The GGUF writer (Note [GGUF layout] in gguf_write.h).
-#include "checkpoints/gguf_write.h"
+#include "checkpoints/export/gguf_write.h"
 
 #include <cmath>
 #include <cstring>
@@ -91,8 +91,15 @@ void GgufWriter::add_tensor(const std::string& name, const std::vector<int64_t>&
                             GgufDtype dtype) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
-  TG_CHECK(!shape.empty() && n > 0);
-  tensors_.push_back(Tensor{name, shape, std::vector<float>(data, data + n), dtype});
+  add_tensor(name, shape, std::vector<float>(data, data + n), dtype);
+}
+
+void GgufWriter::add_tensor(const std::string& name, const std::vector<int64_t>& shape, std::vector<float> data,
+                            GgufDtype dtype) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  TG_CHECK(!shape.empty() && n > 0 && static_cast<int64_t>(data.size()) == n);
+  tensors_.push_back(Tensor{name, shape, std::move(data), dtype});
 }
 
 void GgufWriter::write(const std::string& path) const {

@@ -1,5 +1,5 @@
 // safetensors writer (see safetensors_write.h).
-#include "checkpoints/safetensors_write.h"
+#include "checkpoints/export/safetensors_write.h"
 
 #include <nlohmann/json.hpp>
 
@@ -7,12 +7,12 @@
 
 namespace checkpoints {
 
-void safetensors_write(tg::AtomicFile& file, const std::vector<SafetensorsEntry>& tensors) {
+void safetensors_write(tg::AtomicFile& file, const std::vector<ExportTensor>& tensors) {
   // ordered_json keeps the tensors in file order, so the data offsets rise.
   nlohmann::ordered_json header;
   header["__metadata__"] = {{"format", "pt"}};
   uint64_t offset = 0;
-  for (const SafetensorsEntry& t : tensors) {
+  for (const ExportTensor& t : tensors) {
     int64_t n = 1;
     for (int64_t d : t.shape) n *= d;
     TG_CHECK(n == static_cast<int64_t>(t.data.size()));
@@ -28,7 +28,7 @@ void safetensors_write(tg::AtomicFile& file, const std::vector<SafetensorsEntry>
   head += json;
   file.write(head.data(), head.size());
   // float32 data as it is in memory: little-endian on every target (gguf_write.cpp checks).
-  for (const SafetensorsEntry& t : tensors) file.write(t.data.data(), t.data.size() * sizeof(float));
+  for (const ExportTensor& t : tensors) file.write(t.data.data(), t.data.size() * sizeof(float));
 }
 
 }  // namespace checkpoints

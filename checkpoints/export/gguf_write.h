@@ -41,6 +41,9 @@ class GgufWriter {
   // `dtype`. The data is copied, so the caller's buffer may go.
   void add_tensor(const std::string& name, const std::vector<int64_t>& shape, const float* data,
                   GgufDtype dtype);
+  // The same, taking the values (shape's element count) without a copy.
+  void add_tensor(const std::string& name, const std::vector<int64_t>& shape, std::vector<float> data,
+                  GgufDtype dtype);
 
   // Writes the file atomically (Note [Atomic save]). Throws tg::DataError
   // naming the path on any failure, and when a float16 tensor would hold

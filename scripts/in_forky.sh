@@ -7,8 +7,10 @@
 # and the repository root are bound at the same absolute paths inside the
 # folder, so paths a test passes (its build/, its temporary directory) mean
 # the same file inside and out. The command runs in the caller's working
-# directory where that is one of those, else in /. Needs root (CAP_SYS_ADMIN
-# for unshare and chroot); the exit status is the command's.
+# directory where that is one of those, else in /. As root, or as another
+# user through an unprivileged user namespace (unshare --map-root-user, on
+# by default in Debian), where the command sees itself as root but acts with
+# the user's own rights; the exit status is the command's.
 set -euo pipefail
 
 FORKY="${TAPEGPT_FORKY:-/var/cache/tapegpt/forky}"
@@ -23,21 +25,22 @@ if [[ "${1:-}" != --in-namespace ]]; then
     echo "in_forky: no forky folder at $FORKY: run scripts/setup.sh (or scripts/setup_forky.sh)" >&2
     exit 127
   fi
-  if [[ "$(id -u)" != 0 ]]; then
-    echo "in_forky: must run as root (unshare --mount and chroot): try sudo $0" >&2
-    exit 1
-  fi
-  exec unshare --mount --propagation private "$0" --in-namespace "$@"
+  user=()
+  if [[ "$(id -u)" != 0 ]]; then user=(--map-root-user); fi
+  exec unshare --mount "${user[@]}" --propagation private "$0" --in-namespace "$@"
 fi
 shift
 
 for d in /proc /sys /dev /tmp "$ROOT"; do
-  mkdir -p "$FORKY$d"
+  if ! mkdir -p "$FORKY$d" 2>/dev/null; then
+    echo "in_forky: no mount point $FORKY$d: run scripts/setup_forky.sh from this checkout as root once" >&2
+    exit 1
+  fi
   mount --rbind "$d" "$FORKY$d"
 done
 # The host's resolver, for apt and npm inside (debootstrap copied it once).
 if [[ -f /etc/resolv.conf ]]; then
-  touch "$FORKY/etc/resolv.conf"
+  touch "$FORKY/etc/resolv.conf" 2>/dev/null || true
   mount --bind /etc/resolv.conf "$FORKY/etc/resolv.conf" 2>/dev/null || true
 fi
 
@@ -45,6 +48,9 @@ dir=/
 case "$PWD/" in
   "$ROOT"/*|/tmp/*) dir="$PWD" ;;
 esac
+# A home the folder lacks (another user's) becomes /tmp, for caches.
+home="${HOME:-/root}"
+[[ -d "$FORKY$home" ]] || home=/tmp
 exec chroot "$FORKY" /usr/bin/env -C "$dir" \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  LANG="${LANG:-C.UTF-8}" "$@"
+  LANG="${LANG:-C.UTF-8}" HOME="$home" "$@"

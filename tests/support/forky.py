@@ -18,8 +18,6 @@ def why_not(*programs):
     """Why the forky folder cannot run `programs` here, or None."""
     if not os.path.isfile(STAMP):
         return f"no complete forky folder at {FOLDER} (run scripts/setup.sh, or scripts/setup_forky.sh)"
-    if os.geteuid() != 0:
-        return "running inside the forky folder needs root (unshare --mount and chroot)"
     for p in programs:
         if not any(os.path.isfile(os.path.join(FOLDER, d.lstrip("/"), p)) for d in ("/usr/bin", "/bin")):
             return f"{p} is not installed in the forky folder {FOLDER} (run scripts/setup_forky.sh)"

@@ -17,8 +17,9 @@ FORKY="${TAPEGPT_FORKY:-/var/cache/tapegpt/forky}"
 MIRROR="${TAPEGPT_FORKY_MIRROR:-http://deb.debian.org/debian}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 # transformers and torch for the Hugging Face directories, llama.cpp-tools
-# (llama-completion, llama-quantize, llama-perplexity) for the GGUF files,
-# nodejs + npm to install and run node-llama-cpp (tests/export/llama_check.mjs).
+# (llama-completion, llama-quantize, llama-server; forky's 0.7.0 has no
+# llama-perplexity) for the GGUF files, nodejs + npm to install and run
+# node-llama-cpp (tests/export/llama_check.mjs).
 PACKAGES=(python3-transformers python3-torch llama.cpp-tools nodejs npm ca-certificates)
 STAMP="$FORKY/.tapegpt-forky-stamp"
 WANT="packages: ${PACKAGES[*]}"

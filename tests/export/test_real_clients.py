@@ -64,7 +64,8 @@ FAMILIES = [
     Family("llama", "byte", LLAMA, "LlamaForCausalLM", "llama", None),
     # --budget's recipe and QK-norm: exported by the export branch (issue 49);
     # set pending to None once it is merged.
-    Family("arcee", "char", ["--norm", "rmsnorm", "--mlp", "relu2", "--pos-encoding", "rope", "--no-bias"],
+    Family("arcee", "char", ["--norm", "rmsnorm", "--mlp", "relu2", "--pos-encoding", "rope", "--no-bias",
+                             "--optimizer", "muon"],
            "ArceeForCausalLM", "arcee", "needs the export branch (GGUF arcee, ArceeForCausalLM)"),
     Family("qwen3", "char", LLAMA + ["--qk-norm", "--no-bias"], "Qwen3ForCausalLM", "qwen3",
            "needs the export branch (GGUF qwen3, Qwen3ForCausalLM)"),
@@ -139,7 +140,8 @@ class RealClients(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         if cls.results:
-            print("\nreal clients vs tapegpt (block %d, trained %s steps):" % (T, SHAPE[SHAPE.index("--max-steps") + 1]))
+            steps = SHAPE[SHAPE.index("--max-steps") + 1]
+            print("\nreal clients vs tapegpt (block %d, trained %s steps):" % (T, steps))
             print("%-10s %-18s %12s %12s %10s %8s %12s %12s %10s" % (
                 "family", "hf class", "tapegpt eval", "transformers", "rel diff", "greedy", "q8_0 NLL",
                 "tapegpt", "rel diff"))
@@ -192,7 +194,7 @@ class RealClients(unittest.TestCase):
         n_prompt = len(tokenize(ckpt, PROMPT))
         self.assertLessEqual(n_prompt + GREEDY_TOKENS, T, "the continuation must fit the block")
         ours = testutil.run(TAPEGPT, "sample", "--ckpt", ckpt, "--prompt", PROMPT, "--max-new-tokens",
-                            str(GREEDY_TOKENS), "--top-k", "1", "--threads", "2", timeout=300)
+                            str(GREEDY_TOKENS), "--top-k", "1", "--precision", "fp32", "--threads", "2", timeout=300)
         self.assertEqual(ours.returncode, 0, ours.stderr)
         ours = ours.stdout[len(PROMPT):-1]  # the prompt echoed, the continuation, a newline
         # llama-completion prints the continuation then "\n\n" through its

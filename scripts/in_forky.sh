@@ -25,6 +25,14 @@ if [[ "${1:-}" != --in-namespace ]]; then
     echo "in_forky: no forky folder at $FORKY: run scripts/setup.sh (or scripts/setup_forky.sh)" >&2
     exit 127
   fi
+  # unshare makes every mount private from / down, which needs / to be a
+  # mount point: not so inside a plain chroot (a folder), where mounts could
+  # otherwise leak out to the machine's namespace.
+  if ! mountpoint -q /; then
+    echo "in_forky: / is not a mount point (a plain chroot?): bind its folder onto itself" \
+         "(mount --bind DIR DIR) before chroot DIR, so that mounts can be made private" >&2
+    exit 1
+  fi
   user=()
   if [[ "$(id -u)" != 0 ]]; then user=(--map-root-user); fi
   exec unshare --mount "${user[@]}" --propagation private "$0" --in-namespace "$@"

@@ -26,6 +26,9 @@ if [[ "${TAPEGPT_WITH_TORCH:-0}" == 1 ]]; then
   # The attention page's tests: xmllint checks every SVG is well-formed XML,
   # headless Chromium renders index.html (tests/train/test_attention_*.py).
   PACKAGES+=(libxml2-utils chromium)
+  # debootstrap makes the Debian forky folder of the real-client tests
+  # (scripts/setup_forky.sh, below).
+  PACKAGES+=(debootstrap)
 fi
 # scripts/bench_mpi.sh times a bare MPI all-reduce of the gradients' size
 # with mpi4py (MPI's own rate over a test link): only with TAPEGPT_WITH_BENCH=1.
@@ -85,23 +88,13 @@ if (( ${#missing[@]} )); then
   done
 fi
 
-# node-llama-cpp, pinned: real llama.cpp (its prebuilt linux-x64 CPU
-# binaries) as the oracle of tests/export, which runs `tapegpt export`'s GGUF
-# files in it. Installed from the npm registry into the project's own .node/
-# (git-ignored), without install scripts (they would look for a GPU build)
-# and without the optional CUDA/Vulkan/other-platform packages: about 80 MB
-# in a few seconds. Needs Node.js >= 20 (Debian 12's nodejs is 18: use
-# NodeSource's); without it only tests/export's llama.cpp check cannot run.
-NODE_LLAMA_CPP=3.21.1
-ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-installed_llama="$(node -p "require('$ROOT/.node/node_modules/node-llama-cpp/package.json').version" 2>/dev/null || true)"
-node_major="$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)"
-if [[ "$installed_llama" == "$NODE_LLAMA_CPP" ]]; then
-  echo "setup: node-llama-cpp $NODE_LLAMA_CPP present"
-elif (( node_major < 20 )) || ! command -v npm >/dev/null; then
-  echo "setup: warning: Node.js >= 20 with npm is needed for node-llama-cpp (tests/export); install it from NodeSource" >&2
-else
-  echo "setup: installing node-llama-cpp $NODE_LLAMA_CPP into $ROOT/.node"
-  npm install --prefix "$ROOT/.node" --no-save --no-audit --no-fund --ignore-scripts --omit=optional \
-    "node-llama-cpp@$NODE_LLAMA_CPP" "@node-llama-cpp/linux-x64@$NODE_LLAMA_CPP"
+# The real clients tests/export checks `tapegpt export`'s files with (forky's
+# transformers and PyTorch, Debian's llama.cpp tools, and node-llama-cpp run
+# by forky's Node.js >= 20, which Debian 12 lacks): a Debian forky folder
+# made once per machine (about 2.2 GB, 10 to 20 minutes; skipped when
+# present and complete), then node-llama-cpp 3.21.1 into .node/ with forky's
+# npm (scripts/setup_forky.sh). With the tests' tools only
+# (TAPEGPT_WITH_TORCH=1, as scripts/test.sh sets).
+if [[ "${TAPEGPT_WITH_TORCH:-0}" == 1 ]]; then
+  $SUDO env TAPEGPT_FORKY="${TAPEGPT_FORKY:-/var/cache/tapegpt/forky}" "$(dirname "$0")/setup_forky.sh"
 fi

@@ -44,8 +44,10 @@ spaces, tabs, punctuation, contractions, digits and non-ASCII, then:
 The per-case numbers are printed (the table in checkpoints/README.md).
 
 Run by CTest as: test_export.py TAPEGPT IMPORT_LOGITS_DUMP EXPORT_PARAM_DIFF
-The llama.cpp cases skip (exit 77) without Node.js >= 20 or node-llama-cpp,
-and fail instead under TAPEGPT_NO_SKIP=1.
+The llama.cpp cases run node-llama-cpp with the Node.js of the Debian forky
+folder (scripts/setup_forky.sh, through tests/support/forky.py); they skip
+(exit 77) without that folder or node-llama-cpp, and fail instead under
+TAPEGPT_NO_SKIP=1.
 """
 import json
 import os
@@ -57,6 +59,7 @@ import unittest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tests", "support"))
+import forky  # noqa: E402
 import no_skip  # noqa: E402
 import testutil  # noqa: E402
 
@@ -107,12 +110,14 @@ def tokenize(ckpt, text):
 
 
 def node_ok():
-    """Why llama.cpp cannot run here, or None."""
-    if shutil.which("node") is None:
-        return "node (Node.js >= 20) is not installed"
-    v = subprocess.run(["node", "-p", "process.versions.node.split('.')[0]"], capture_output=True, text=True)
+    """Why llama.cpp cannot run here, or None. Node.js is forky's (>= 20, as
+    node-llama-cpp needs), run through tests/support/forky.py."""
+    why = forky.why_not("node")
+    if why:
+        return why
+    v = forky.run("node", "-p", "process.versions.node.split('.')[0]", timeout=60)
     if v.returncode != 0 or int(v.stdout.strip() or 0) < 20:
-        return "Node.js >= 20 is needed for node-llama-cpp"
+        return "Node.js >= 20 is needed for node-llama-cpp: forky's node says " + (v.stdout + v.stderr).strip()
     if not os.path.isfile(os.path.join(PACKAGE, "package.json")):
         return "node-llama-cpp is not installed in .node/ (run scripts/setup.sh)"
     return None
@@ -236,7 +241,7 @@ class LlamaCpp(unittest.TestCase):
         path = os.path.join(tmp, "job.json")
         with open(path, "w", encoding="utf-8") as f:
             json.dump({**job, "threads": 2, "package": PACKAGE}, f)
-        c = subprocess.run(["node", CHECK, path], capture_output=True, text=True, timeout=300)
+        c = forky.run("node", CHECK, path, timeout=300)
         self.assertEqual(c.returncode, 0, c.stderr[-3000:])
         return json.loads(c.stdout)
 

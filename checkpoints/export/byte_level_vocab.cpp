@@ -82,11 +82,18 @@ ByteLevelVocab byte_level_vocab(const data::TokenizerSpec& spec) {
     for (const auto& [left, right] : spec.merges) v.merges.push_back(v.tokens[left] + " " + v.tokens[right]);
   } else if (spec.type == "char") {
     // Each multi-byte character's bytes joined left to right; characters
-    // sharing a prefix share its merges, written once.
-    std::set<std::string> seen;
+    // sharing a prefix share its merges, written once, and the symbols
+    // they join that are no token become pieces, each once.
+    std::set<std::string> symbols(v.tokens.begin(), v.tokens.end()), seen;
+    const auto piece = [&](std::string s) {
+      if (symbols.insert(s).second) v.pieces.push_back(std::move(s));
+    };
     for (const std::string& t : spec.tokens)
       for (size_t k = 1; k < t.size(); ++k) {
-        std::string m = byte_level_spelling(t.substr(0, k)) + " " + byte_level_spelling(t.substr(k, 1));
+        const std::string left = byte_level_spelling(t.substr(0, k)), right = byte_level_spelling(t.substr(k, 1));
+        piece(left);
+        piece(right);
+        std::string m = left + " " + right;
         if (seen.insert(m).second) v.merges.push_back(std::move(m));
       }
   }

@@ -20,7 +20,12 @@
 //     always begins with a UTF-8 lead byte and its right side is a
 //     continuation byte, so in valid UTF-8 (all a char tokenizer accepts)
 //     merges never join two characters, and any pre-tokenizer that cuts only
-//     between characters gives the same tokens.
+//     between characters gives the same tokens. The partial characters and
+//     lone continuation bytes those merges pass through are no tokens of the
+//     model, but Hugging Face's BPE needs an id for every symbol it holds
+//     (else "Token `Ã` out of vocabulary"), so they are kept as `pieces`:
+//     vocab.json numbers them after the model's rows, and text made of the
+//     tokenizer's characters never ends on one. llama.cpp needs none.
 //   - bpe with the gpt2 split (prepare --bpe-split gpt2, Note [BPE pre-split]
 //     in data/tokenizer_spec.h): its 256 byte tokens, merged tokens and
 //     merges as they are, merge r at rank r. The words are GPT-2's, so
@@ -51,6 +56,7 @@ namespace checkpoints {
 struct ByteLevelVocab {
   std::vector<std::string> tokens;  // id → its bytes in GPT-2's printable spelling
   std::vector<std::string> merges;  // "LEFT RIGHT", by rank
+  std::vector<std::string> pieces;  // char: symbols the merges pass through that are no token (ids after tokens)
   int32_t end_of_text = -1;         // id of <|endoftext|> (gpt2), else -1
 };
 

@@ -83,10 +83,12 @@ std::string hf_config_json(const ExportModel& m, const Family& f, int32_t end_of
   return j.dump(2) + "\n";
 }
 
-// GPT2Tokenizer's vocab.json ({token: id}) and merges.txt.
+// GPT2Tokenizer's vocab.json ({token: id}, the model's tokens then the
+// pieces of Note [Byte-level vocabulary]) and merges.txt.
 std::string hf_vocab_json(const ByteLevelVocab& v) {
   json j = json::object();
   for (size_t id = 0; id < v.tokens.size(); ++id) j[v.tokens[id]] = id;
+  for (size_t i = 0; i < v.pieces.size(); ++i) j[v.pieces[i]] = v.tokens.size() + i;
   return j.dump();
 }
 

@@ -479,7 +479,10 @@ TEST_CASE("byte-level vocabularies: char merges join each character's bytes; gpt
   const checkpoints::ByteLevelVocab v = checkpoints::byte_level_vocab(chars);
   CHECK(v.tokens == std::vector<std::string>{"Ċ", "Ġ", "a", "Ã©", "âĤ¬"});
   CHECK(v.merges == std::vector<std::string>{"Ã ©", "â Ĥ", "âĤ ¬"});
+  // Every symbol a merge joins that is no token is a piece, once.
+  CHECK(v.pieces == std::vector<std::string>{"Ã", "©", "â", "Ĥ", "âĤ", "¬"});
   CHECK(v.end_of_text == -1);
+  CHECK(checkpoints::byte_level_vocab(data::gpt2_spec()).pieces.empty());
 
   const checkpoints::ByteLevelVocab g = checkpoints::byte_level_vocab(data::gpt2_spec());
   CHECK(g.tokens.size() == 50257);

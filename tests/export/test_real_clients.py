@@ -55,20 +55,16 @@ SHAPE = ["--n-layer", "2", "--n-head", "2", "--n-embd", "64", "--block-size", st
 LLAMA = ["--norm", "rmsnorm", "--mlp", "swiglu", "--pos-encoding", "rope"]
 
 # One row per family: the tokenizer it is trained with, its training flags,
-# the architectures transformers and llama.cpp must load it as, and
-# `pending`: why the row does not run yet (None: it runs).
-Family = collections.namedtuple("Family", "name tokenizer flags hf_arch gguf_arch pending")
+# and the architectures transformers and llama.cpp must load it as.
+Family = collections.namedtuple("Family", "name tokenizer flags hf_arch gguf_arch")
 FAMILIES = [
-    Family("gpt2_char", "char", [], "GPT2LMHeadModel", "gpt2", None),
-    Family("gpt2_bpe", "gpt2", [], "GPT2LMHeadModel", "gpt2", None),
-    Family("llama", "byte", LLAMA, "LlamaForCausalLM", "llama", None),
-    # --budget's recipe and QK-norm: exported by the export branch (issue 49);
-    # set pending to None once it is merged.
+    Family("gpt2_char", "char", [], "GPT2LMHeadModel", "gpt2"),
+    Family("gpt2_bpe", "gpt2", [], "GPT2LMHeadModel", "gpt2"),
+    Family("llama", "byte", LLAMA, "LlamaForCausalLM", "llama"),
+    # --budget's recipe (RoPE, RMSNorm, ReLU², no biases, Muon) and QK-norm.
     Family("arcee", "char", ["--norm", "rmsnorm", "--mlp", "relu2", "--pos-encoding", "rope", "--no-bias",
-                             "--optimizer", "muon"],
-           "ArceeForCausalLM", "arcee", "needs the export branch (GGUF arcee, ArceeForCausalLM)"),
-    Family("qwen3", "char", LLAMA + ["--qk-norm", "--no-bias"], "Qwen3ForCausalLM", "qwen3",
-           "needs the export branch (GGUF qwen3, Qwen3ForCausalLM)"),
+                             "--optimizer", "muon"], "ArceeForCausalLM", "arcee"),
+    Family("qwen3", "char", LLAMA + ["--qk-norm", "--no-bias"], "Qwen3ForCausalLM", "qwen3"),
 ]
 
 NLL_REL_HF = 1e-4    # transformers against tapegpt eval, relative
@@ -254,10 +250,8 @@ class RealClients(unittest.TestCase):
         self.assertLess(rel, NLL_REL_Q8, f"q8_0 mean NLL {nll} against tapegpt's {ref}")
 
 
-# test_<family>_<check> for each row that runs.
+# test_<family>_<check> for each row.
 for _family in FAMILIES:
-    if _family.pending:
-        continue
     for _check in ("transformers", "greedy", "q8_0"):
         setattr(RealClients, "test_%s_%s" % (_family.name, _check),
                 (lambda f, c: lambda self: getattr(self, "check_" + c)(f))(_family, _check))
@@ -268,7 +262,4 @@ if __name__ == "__main__":
     why = forky.why_not("python3", "llama-completion", "llama-quantize", "node")
     if why:
         no_skip.skip_or_fail(why)  # exit 77, or 1 under TAPEGPT_NO_SKIP=1
-    pending = [f"{f.name} ({f.pending})" for f in FAMILIES if f.pending]
-    if pending:
-        print("not run yet: " + "; ".join(pending))
     unittest.main(argv=sys.argv[:1], verbosity=2)

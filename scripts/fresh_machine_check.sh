@@ -210,6 +210,7 @@ new_copy() {
 # then the command in the chroot with a login's clean environment.
 INNER='set -e
 root="$1"; cmd="$2"
+mount --bind "$root" "$root"  # / a mount point, as on a machine (ip netns exec, unshare -m need it)
 mount -t proc -o nosuid,nodev,noexec proc "$root/proc"
 mount --rbind /sys "$root/sys"
 mount --rbind /dev "$root/dev"

@@ -218,9 +218,13 @@ mount -t tmpfs -o nosuid,nodev,mode=1777 shm "$root/dev/shm"
 mount -t tmpfs -o nosuid,nodev,mode=755 run "$root/run"
 mkdir -p -m 1777 "$root/run/lock"
 chmod 1777 "$root/tmp"
-exec chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash TERM=dumb \
+set -o pipefail
+# Each line of the log stamped with the seconds since the start.
+chroot "$root" /usr/bin/env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/bash TERM=dumb \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  /bin/bash -c "cd /root/tapegpt && $cmd"'
+  /bin/bash -c "cd /root/tapegpt && $cmd" 2>&1 |
+  perl -ne '"'"'BEGIN { $| = 1; $t0 = time } printf "[%5d s] %s", time - $t0, $_'"'"'
+'
 # pid 1 of the namespace: runs the command and reaps every orphan (as init
 # does on a machine: tests check that killed processes are gone), then exits
 # with the command's status.
@@ -231,7 +235,7 @@ my $status = 1;
 while ((my $p = waitpid(-1, 0)) > 0) { $status = $? if $p == $pid }
 exit($status & 127 ? 128 + ($status & 127) : $status >> 8);'
 
-declare -A RESULT=() SECS=()
+declare -A RESULT=() SECS=() PHASES=()
 run_command() {  # NAME COPY: bash scripts/NAME.sh in copy COPY
   local name="$1" root="$RUN_DIR/$2" log="$LOGS/$1.log"
   echo "fresh_machine_check: $name: bash scripts/$name.sh in $root (log: $log)"
@@ -247,6 +251,11 @@ run_command() {  # NAME COPY: bash scripts/NAME.sh in copy COPY
   SECS[$name]="$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')"
   cp "$root/root/tapegpt/build/ctest-output.txt" "$LOGS/$name-ctest-output.txt" 2>/dev/null || true
   if (( rc == 0 )); then RESULT[$name]=passed; else RESULT[$name]="FAILED (exit $rc)"; fi
+  # The phases, from the stamps: set-up until the build's first line, the
+  # build until its last, then the command's own work.
+  PHASES[$name]="$(awk '/^\[ *[0-9]+ s\] \[ *[0-9]+%\]/ { t = substr($0, 2) + 0; if (first == "") first = t; last = t }
+                        END { if (first != "") printf "set-up %.1f min, build %.1f min, then %.1f min", first / 60,
+                                (last - first) / 60, ('"${SECS[$name]}"' - last) / 60 }' "$log")"
   echo "fresh_machine_check: $name: ${RESULT[$name]} in $(( SECS[$name] / 60 )) min $(( SECS[$name] % 60 )) s;" \
     "disk used by the copy: $(du -sh --one-file-system "$root" | cut -f1)"
   if (( rc != 0 )); then tail -n 30 "$log" | sed 's/^/  | /'; fi
@@ -265,8 +274,8 @@ echo
 echo "== fresh_machine_check: commit ${COMMIT:0:12}, Debian 12 minbase + build-essential cmake git, mirror $MIRROR"
 status=0
 for name in "${commands[@]}"; do
-  printf '  bash scripts/%s.sh: %-18s wall %d min %02d s   log %s\n' "$name" "${RESULT[$name]}" \
-    $(( SECS[$name] / 60 )) $(( SECS[$name] % 60 )) "$LOGS/$name.log"
+  printf '  bash scripts/%s.sh: %-18s wall %d min %02d s (%s)   log %s\n' "$name" "${RESULT[$name]}" \
+    $(( SECS[$name] / 60 )) $(( SECS[$name] % 60 )) "${PHASES[$name]}" "$LOGS/$name.log"
   [[ "${RESULT[$name]}" == passed ]] || status=1
 done
 exit "$status"

@@ -178,7 +178,15 @@ mkdir -p "$LOGS"
 RUN_DIR="$WORK/run.$$"
 CHILD=""
 cleanup() {
-  if [[ -n "$CHILD" ]]; then kill -TERM "$CHILD" 2>/dev/null || true; wait "$CHILD" 2>/dev/null || true; fi
+  # unshare --fork ignores SIGTERM and SIGINT; on SIGKILL, --kill-child takes the namespace.
+  if [[ -n "$CHILD" ]]; then kill -KILL "$CHILD" 2>/dev/null || true; wait "$CHILD" 2>/dev/null || true; fi
+  local _ r busy  # the namespace's processes take a moment to go
+  for _ in {1..100}; do
+    busy=0
+    for r in /proc/[0-9]*/root; do [[ "$(readlink "$r" 2>/dev/null)" != "$RUN_DIR"/* ]] || { busy=1; break; }; done
+    (( busy )) || break
+    sleep 0.1
+  done
   if [[ -d "$RUN_DIR" ]]; then
     if (( KEEP )); then echo "fresh_machine_check: kept $RUN_DIR"; else rm -rf --one-file-system "$RUN_DIR"; fi
   fi

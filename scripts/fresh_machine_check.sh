@@ -73,7 +73,7 @@ if [[ "$(id -u)" != 0 ]]; then
     echo "fresh_machine_check: needs root (debootstrap, chroot, mounts); running through sudo"
     exec sudo -- bash "$0" "${ARGS[@]}"
   fi
-  die "needs root (debootstrap, chroot, mount namespaces, mounts) and sudo is not usable here: run it as root"
+  die "needs root (debootstrap, chroot, mount namespaces, mounts), and this machine has no sudo: run it as root"
 fi
 for tool in debootstrap unshare chroot setpriv git perl; do
   command -v "$tool" >/dev/null || {

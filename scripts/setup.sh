@@ -13,6 +13,7 @@ PACKAGES=(
   libcxxopts-dev catch2
   libpcre2-dev nlohmann-json3-dev
   mount  # mount/umount: the tmpfs disk-full tests (unshare is in essential util-linux)
+  python3 procps  # the CTest scripts' /usr/bin/python3; pgrep (tests/distributed/test_faults.py)
   zlib1g-dev liblzma-dev libzstd-dev
   libopenmpi-dev openmpi-bin  # mpirun -np N tapegpt train: data parallelism (tests/distributed)
   libdnnl-dev  # oneDNN: the bf16 matmuls (autograd/kernels/bf16.h), AVX512_BF16 or AMX where the CPU has it

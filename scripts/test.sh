@@ -4,6 +4,12 @@
 # checks), builds in build/, and runs every test through CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# No test may skip (below), and some need root: say so now, not after the build.
+if [[ "$(id -u)" != 0 ]]; then
+  echo "test.sh: run it as root (sudo bash scripts/test.sh): the network-namespace tests (tests/distributed)" \
+    "and the disk-full tests (tests/robustness) need root, and here no test may skip" >&2
+  exit 1
+fi
 TAPEGPT_WITH_TORCH="${TAPEGPT_WITH_TORCH:-1}" scripts/setup.sh
 scripts/build.sh
 # Every tool the tests use was just installed, so no test may skip: under

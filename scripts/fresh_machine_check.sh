@@ -211,6 +211,13 @@ new_copy() {
   # DNS and name lookups as the host's, so the mirror's name resolves alike.
   cp -L /etc/resolv.conf "$root/etc/resolv.conf"
   cp -L /etc/hosts "$root/etc/hosts"
+  # Certificate authorities the host's network needs (a TLS proxy's, a
+  # company's) belong to the network, not to the machine: npm's HTTPS in the
+  # forky folder (scripts/setup_forky.sh) trusts them as the host does.
+  if [[ -d /usr/local/share/ca-certificates ]]; then
+    mkdir -p "$root/usr/local/share"
+    cp -a /usr/local/share/ca-certificates "$root/usr/local/share/"
+  fi
   echo "fresh_machine_check: fresh copy $root with a clone of ${COMMIT:0:12} in /root/tapegpt ($(( SECONDS - t0 )) s)"
 }
 

@@ -90,29 +90,7 @@ if [[ -n "$(git -C "$SRC_REPO" status --porcelain --untracked-files=no)" ]]; the
 fi
 
 # --- The mirror: the host apt's source for bookworm ----------------------
-# Prints "URI SUITE" for every enabled deb source of the host, from one-line
-# (*.list) and deb822 (*.sources) files.
-host_sources() {
-  local f
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [[ -f "$f" ]] || continue
-    awk '$1 == "deb" { i = 2; if ($2 ~ /^\[/) { while ($i !~ /\]$/) i++; i++ } print $i, $(i + 1) }' "$f"
-  done
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [[ -f "$f" ]] || continue
-    awk 'function flush() { if (types ~ /(^| )deb( |$)/ && enabled != "no") for (u in uris) for (s in suites) print uris[u], suites[s]
-                            types = ""; enabled = ""; split("", uris); split("", suites) }
-         /^[ \t]*#/ { next }
-         /^[ \t]*$/ { flush(); next }
-         { key = tolower($1); sub(/:$/, "", key); $1 = "" ; sub(/^ /, "")
-           if (key == "types") types = $0
-           else if (key == "enabled") enabled = tolower($0)
-           else if (key == "uris") split($0, uris, " ")
-           else if (key == "suites") split($0, suites, " ") }
-         END { flush() }' "$f"
-  done
-}
-mapfile -t SOURCES < <(host_sources | awk '$2 ~ /^bookworm(-updates|-security|\/updates)?$/' | sed 's:/* : :' | sort -u)
+mapfile -t SOURCES < <(bash "$SRC_REPO/scripts/debian_mirror.sh" --all | awk '$2 ~ /^bookworm(-updates|-security|\/updates)?$/')
 if [[ -z "$MIRROR" ]]; then
   MIRROR="$(printf '%s\n' "${SOURCES[@]}" | awk '$2 == "bookworm" { print $1; exit }')"
   [[ -n "$MIRROR" ]] || die "the host's apt has no source for bookworm: give --mirror URL"

@@ -14,8 +14,9 @@
 set -euo pipefail
 
 FORKY="${TAPEGPT_FORKY:-/var/cache/tapegpt/forky}"
-MIRROR="${TAPEGPT_FORKY_MIRROR:-http://deb.debian.org/debian}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+# Forky is on the mirror this machine's apt uses for bookworm.
+MIRROR="${TAPEGPT_FORKY_MIRROR:-$(bash "$ROOT/scripts/debian_mirror.sh" bookworm)}"
 # transformers and torch for the Hugging Face directories, llama.cpp-tools
 # (llama-completion, llama-quantize, llama-server; forky's 0.7.0 has no
 # llama-perplexity) for the GGUF files, nodejs + npm to install and run

@@ -99,15 +99,17 @@ class BudgetCli(unittest.TestCase):
             self.assertIn("steps: ", plan)
 
     def test_flags_given_win_and_fit_steps_keeps_the_defaults(self):
-        out = run("train", "--data", self.data, "--out", os.path.join(self.tmp, "mine"), "--budget", "6s",
-                  "--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--optimizer", "adamw",
+        # --max-steps given: the header's choices, on any machine however busy
+        # (without it a short budget on a loaded machine leaves no time to train).
+        out = run("train", "--data", self.data, "--out", os.path.join(self.tmp, "mine"), "--budget", "30s",
+                  "--n-layer", "1", "--n-head", "2", "--n-embd", "32", "--optimizer", "adamw", "--max-steps", "4",
                   "--threads", "2").stdout
         self.assertIn("budget: model: 1 layers x 32 wide, 2 heads", out)
         self.assertIn("(yours)", out)
         self.assertIn("recipe: yours for --optimizer", out)
         self.assertNotIn("recipe: --optimizer muon", out)
-        fit = run("train", "--data", self.data, "--out", os.path.join(self.tmp, "fit"), "--budget", "6s",
-                  "--budget-fit", "steps", "--threads", "2").stdout
+        fit = run("train", "--data", self.data, "--out", os.path.join(self.tmp, "fit"), "--budget", "30s",
+                  "--budget-fit", "steps", "--max-steps", "4", "--threads", "2").stdout
         self.assertIn("budget: model: 4 layers x 192 wide, 4 heads, context 128 (as the flags say)", fit)
         self.assertNotIn("recipe:", fit)
         self.assertIn(" parameters (4 layers, 4 heads, 192 wide, context 128,", fit)

@@ -15,6 +15,7 @@
 #                    fine-tuning defaults given the same minutes (--init-from with --budget-fit steps)
 #   --part all       the three (about two hours at the defaults)
 #   --out DIR        corpora, runs, logs and results.md there (default: a new temp dir)
+#   THREADS=N        threads of the large and finetune runs (default 2, the developers' machine)
 #   TAPEGPT=PATH     that binary (default build/tapegpt, built in Release)
 # Prints and writes OUT/results.md: part, arm, wall seconds, val loss, bits per byte, with the CPU,
 # the commit and the load average before and after each part.
@@ -31,19 +32,20 @@ while (( $# )); do
     --out) out_dir="${2:?--out needs a directory}"; shift ;;
     --minutes) minutes="${2:?--minutes needs a number}"; shift ;;
     --large-minutes) large_minutes="${2:?--large-minutes needs a number}"; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) usage_error "unknown argument '$1'" ;;
   esac
   shift
 done
 (( ${#parts[@]} )) || usage_error "give --part large, mpi, finetune or all"
+THREADS="${THREADS:-2}"
 bench_use_tapegpt
 WORK="${out_dir:-$(mktemp -d)}"
 mkdir -p "$WORK/runs"
 RESULTS="$WORK/results.md"
 {
   echo "# bench_budget_everywhere.sh ${parts[*]}"
-  echo "commit $(bench_commit), $(bench_cpu_model), $(nproc) cores"
+  echo "commit $(bench_commit), $(bench_cpu_model), $(nproc) cores; large and finetune runs on $THREADS threads"
   echo
   echo "| part | arm | wall s | val loss | bits per byte |"
   echo "|---|---|---|---|---|"
@@ -96,7 +98,7 @@ for part in "${parts[@]}"; do
     large)
       [[ -d "$WORK/kernel-c" ]] || bash scripts/large_corpus.sh "$WORK" 128 >&2
       data="$WORK/kernel-c"
-      arm large "plan" "$data" -- "$TAPEGPT" train --data "$data" --budget "${large_minutes}m" --threads 2
+      arm large "plan" "$data" -- "$TAPEGPT" train --data "$data" --budget "${large_minutes}m" --threads "$THREADS"
       rung="$(grep -o 'ladder rung [0-9]*' "$WORK/runs/large-plan.log" | awk '{print $3 - 1}')"
       [[ -n "$rung" ]] || { echo "bench_budget_everywhere.sh: the plan's run chose no ladder rung (see $WORK/runs/large-plan.log)" >&2; exit 1; }
       read -r l w _ _ <<< "${LADDER[$rung]}"
@@ -106,7 +108,7 @@ for part in "${parts[@]}"; do
         (( r >= 0 && r < ${#LADDER[@]} )) || continue
         # shellcheck disable=SC2046  # the flags split into words
         arm large "rung $((r + 1)) (${LADDER[$r]% * *})" "$data" -- "$TAPEGPT" train --data "$data" \
-          --budget "${large_minutes}m" --threads 2 $(rung_flags "$r")
+          --budget "${large_minutes}m" --threads "$THREADS" $(rung_flags "$r")
       done ;;
     mpi)
       [[ -d "$WORK/shakespeare-char" ]] || bash scripts/budget_corpora.sh "$WORK" shakespeare-char >&2
@@ -120,14 +122,14 @@ for part in "${parts[@]}"; do
         bash scripts/large_corpus.sh "$WORK/k32" 32 >&2 && mv "$WORK/k32/kernel-c" "$WORK/kernel-c-32"; }
       base="$WORK/runs/finetune-base"
       [[ -f "$base/ckpt.h5" ]] || arm finetune "base: kernel C, 5 min from scratch" "$WORK/kernel-c-32" -- \
-        "$TAPEGPT" train --data "$WORK/kernel-c-32" --budget 5m --threads 2
+        "$TAPEGPT" train --data "$WORK/kernel-c-32" --budget 5m --threads "$THREADS"
       data="$WORK/python-bytes"
       arm finetune "--init-from --budget ${minutes}m" "$data" -- "$TAPEGPT" train --init-from "$base/ckpt.h5" \
-        --data "$data" --budget "${minutes}m" --threads 2
+        --data "$data" --budget "${minutes}m" --threads "$THREADS"
       arm finetune "--init-from, defaults fitted (--budget-fit steps)" "$data" -- "$TAPEGPT" train \
-        --init-from "$base/ckpt.h5" --data "$data" --budget "${minutes}m" --budget-fit steps --threads 2
+        --init-from "$base/ckpt.h5" --data "$data" --budget "${minutes}m" --budget-fit steps --threads "$THREADS"
       arm finetune "from scratch --budget ${minutes}m" "$data" -- "$TAPEGPT" train --data "$data" \
-        --budget "${minutes}m" --threads 2 ;;
+        --budget "${minutes}m" --threads "$THREADS" ;;
   esac
   echo "load average after $part: $(load)" >> "$RESULTS"
   echo >> "$RESULTS"

@@ -3,9 +3,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "autograd/base/errors.h"
 #include "autograd/base/atomic_file.h"
@@ -165,6 +168,25 @@ void ProgressLine::clear() {
     std::fputs("\r\033[K", stderr);
     drawn_ = false;
   }
+}
+
+double latest_elapsed_seconds(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (!f) return 0.0;
+  static const char kKey[] = "\"elapsed_s\":";
+  double latest = 0.0;
+  std::string line;
+  for (int c; (c = std::fgetc(f)) != EOF;) {
+    if (c != '\n') {
+      line += static_cast<char>(c);
+      continue;
+    }
+    const size_t at = line.find(kKey);
+    if (at != std::string::npos) latest = std::max(latest, std::strtod(line.c_str() + at + sizeof kKey - 1, nullptr));
+    line.clear();
+  }
+  std::fclose(f);
+  return std::isfinite(latest) ? latest : 0.0;
 }
 
 }  // namespace train

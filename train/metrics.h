@@ -25,7 +25,9 @@ class MetricsLog {
   MetricsLog(const MetricsLog&) = delete;
   MetricsLog& operator=(const MetricsLog&) = delete;
 
-  // elapsed_s: wall seconds since this process started training;
+  // elapsed_s: the run's clock: wall seconds since this process began,
+  // and for a --budget run the budget spent before it resumed (so a budget
+  // run's rows continue across resumes);
   // train_s: wall seconds spent in training steps since the run began,
   // across resumes, without evaluations and checkpoint saves (the x axis
   // of a time-to-loss curve); world_size: processes training together (1
@@ -67,6 +69,11 @@ class ProgressLine {
   bool drawn_ = false;
 };
 
-std::string format_duration(double seconds);  // "4m12s", "1h03m"
+std::string format_duration(double seconds);
+
+// The largest elapsed_s of the rows in the metrics.jsonl at `path` (0 when
+// it has none or cannot be read): how far a --budget run's clock got, the
+// steps after its last checkpoint included.
+double latest_elapsed_seconds(const std::string& path);  // "4m12s", "1h03m"
 
 }  // namespace train

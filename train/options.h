@@ -37,6 +37,13 @@ struct TrainOptions {
   std::string budget;
   std::string budget_fit = "all";
   std::string budget_plan;
+  // The budget's clock (Note [Budget everywhere] in budget/plan.h), saved:
+  // seconds of the budget spent when the checkpoint was written, and the
+  // plan's deadlines on that clock (0: no guard). The clock stops while no
+  // process runs the run.
+  double budget_spent_s = 0;
+  double budget_deadline_s = 0;    // when the last step should end
+  double budget_hard_deadline_s = 0;  // the latest it may end, the final evaluation and save kept aside
   // The matmuls' precision: "fp32" or "bf16" once the command resolved the
   // user's --precision (train/precision.h); "auto" only before that. Saved,
   // so a resume keeps it; changing it needs --change-precision.
@@ -47,10 +54,9 @@ struct TrainOptions {
   bool shard_optimizer = false;  // with mpirun: Note [Sharded optimizer state] (not saved)
   // With mpirun: Note [Stall timeout] in distributed/distributed_mpi.cpp (not saved).
   double stall_timeout_s = 300.0;
-  // Not saved: this process's clock (Note [Budget guard] in budget/guard.h).
-  double seconds_before_loop = 0;  // the command's time before the first step (--budget's measurements)
-  double budget_deadline_s = 0;    // 0: no guard; else when the last step should end (since the command began)
-  double budget_hard_deadline_s = 0;
+  // Not saved: this process's time before the first step (--budget's
+  // measurements, loading).
+  double seconds_before_loop = 0;
   // Not saved: how this invocation treats the run directory.
   bool replace_run = false;     // a new run (or --overwrite): its first row retires the old files
   std::string resumed_from;     // the checkpoint a resumed run started from

@@ -29,13 +29,20 @@ enum class FlagType {
   Switch,  // present or not: int64_t 1 or 0
 };
 
+// What a resumed run does with a flag given beside --resume.
+enum class Resume {
+  Refused,  // the run keeps the value saved in its checkpoint
+  Changes,  // the flag changes it (--max-steps, --lr, --eval-interval, ...)
+  Restates, // only the saved value may be given (--optimizer; --precision unless --change-precision)
+};
+
 struct TrainFlag {
   std::string name;          // on the command line, without "--"; "" when it has none
   std::string group;         // its heading in --help: "run", "model" or "optimisation"
   std::string help;
   FlagType type;
   std::string default_text;  // shown by --help and used when absent; "" when it has none
-  bool resumable;            // may be given with --resume
+  Resume resume;             // whether --resume takes it
   int saved_slot;            // its position in /train/flags; -1 when not saved there
   std::string saved_as;      // its name there
   // Null for flags the command handles itself (--out, --resume, --overwrite, ...).
@@ -69,6 +76,14 @@ const TrainOptions& default_options();
 // --lr's default under --optimizer muon (Note [Muon]): Muon's peak learning
 // rate, where AdamW's is default_options().schedule.lr.
 constexpr double kDefaultMuonLr = 0.02;
+
+// Note [Derived defaults]: the flags whose default follows another's, for
+// every command that makes a run's options (the command line, the --budget
+// planner), once the flags they follow are final: --min-lr is --lr/10,
+// --lr-decay-steps is --max-steps, and --warmup yields to a shorter decay
+// (two explicit flags that contradict each other are refused, with a
+// tg::UsageError). `given(flag)` says which the user (or a --preset) set.
+void apply_derived_defaults(const std::function<bool(const std::string&)>& given, TrainOptions* o);
 
 // To and from the checkpoint's flag list (model shape lives in /config).
 std::vector<checkpoints::Flag> options_to_flags(const TrainOptions& o);

@@ -143,7 +143,11 @@ class Trainer {
   double train_step();
   EvalResult validate(bool whole);
   std::string eval_text() const;
-  void keep_to_budget(BudgetGuard& guard, double now_s, MetricsLog* metrics);
+  void keep_to_budget(BudgetGuard* guard, MetricsLog* metrics);
+  // Seconds on the run's clock: since the command began, plus, for a
+  // --budget run, the budget spent before this process resumed it (Note
+  // [Budget everywhere] in budget/plan.h).
+  double clock() const { return spent_before_ + o_.seconds_before_loop + seconds_since(t_start_); }
   void save(const std::string& path, bool with_optimizer, checkpoints::MomentSource* moments = nullptr);
   void save_full();
   void save_full_sharded();
@@ -166,6 +170,8 @@ class Trainer {
   std::unique_ptr<DataParallelReducer> data_parallel_;  // with several processes only
   std::unique_ptr<OptimizerShard> shard_;                // with --shard-optimizer and several processes
   std::unique_ptr<Muon> muon_;                           // with --optimizer muon
+  std::chrono::steady_clock::time_point t_start_ = std::chrono::steady_clock::now();  // the loop's start
+  double spent_before_ = o_.budget_spent_s;  // the run's clock when this process took it up
 };
 
 // One optimizer step (train_step.cpp) at the schedule's learning rate, then
@@ -210,6 +216,7 @@ std::string Trainer::eval_text() const {
 
 void Trainer::save(const std::string& path, bool with_optimizer, checkpoints::MomentSource* moments) {
   if (!dist_.root()) return;  // rank 0 alone writes the run's files
+  if (!o_.budget.empty()) o_.budget_spent_s = clock();  // a resume continues the budget's clock from here
   checkpoints::Checkpoint meta;
   meta.config = model_.config;
   meta.train = state_;
@@ -310,10 +317,12 @@ std::string Trainer::divergence_advice() const {
 }
 
 // Note [Budget guard]: the step count moves to end on time; the schedule's
-// end moves with it where the plan set it to the last step.
-void Trainer::keep_to_budget(BudgetGuard& guard, double now_s, MetricsLog* metrics) {
+// end moves with it where the plan set it to the last step. Rank 0's guard
+// decides for the job: every rank applies its count before the next step.
+void Trainer::keep_to_budget(BudgetGuard* guard, MetricsLog* metrics) {
   std::string why;
-  const int64_t end = guard.revise(state_.step, o_.max_steps, o_.schedule, now_s, &why);
+  int64_t end = guard ? guard->revise(state_.step, o_.max_steps, o_.schedule, clock(), &why) : o_.max_steps;
+  end = static_cast<int64_t>(dist_.from_root(static_cast<double>(end)));
   if (end == o_.max_steps) return;
   if (o_.schedule.decay_steps == o_.max_steps) o_.schedule.decay_steps = end;
   o_.schedule.warmup = std::min(o_.schedule.warmup, o_.schedule.decay_steps);
@@ -363,22 +372,27 @@ int Trainer::run(bool resumed) {
   }
   if (resumed) std::printf("resuming at step %lld of %lld\n", static_cast<long long>(state_.step),
                            static_cast<long long>(o_.max_steps));
-  if (resumed && !o_.budget.empty())
-    std::printf("budget: the --budget %s plan continues as recorded (%lld steps); a resumed run's clock does not "
-                "revise it\n",
-                o_.budget.c_str(), static_cast<long long>(o_.max_steps));
+  if (resumed && !o_.budget.empty()) {
+    if (o_.budget_deadline_s > 0)
+      std::printf("budget: %s of the %s budget spent before this resume (the time no process ran not counted); the "
+                  "guard keeps the run within the rest\n",
+                  format_duration(o_.budget_spent_s).c_str(), o_.budget.c_str());
+    else
+      std::printf("budget: the --budget %s plan continues to step %lld with no guard (--max-steps given, or a run "
+                  "saved before tapegpt kept the budget's clock)\n",
+                  o_.budget.c_str(), static_cast<long long>(o_.max_steps));
+  }
   std::fflush(stdout);
 
   const double peak = measure_sgemm_peak_flops();
   const double flops_per_token = nn::training_flops_per_token(c);
   ProgressLine progress;
   StopSignals signals;
-  const auto t_start = std::chrono::steady_clock::now();
-  // Seconds since the command began: --budget's measurements came first.
-  const auto command_seconds = [&] { return o_.seconds_before_loop + seconds_since(t_start); };
-  std::unique_ptr<BudgetGuard> guard;  // a resumed run continues its recorded plan
-  if (o_.budget_deadline_s > 0 && !resumed)
-    guard = std::make_unique<BudgetGuard>(o_.budget_deadline_s, o_.budget_hard_deadline_s);
+  t_start_ = std::chrono::steady_clock::now();
+  // Rank 0's guard decides for every rank (keep_to_budget).
+  const bool guarded = o_.budget_deadline_s > 0;
+  std::unique_ptr<BudgetGuard> guard;
+  if (guarded && root) guard = std::make_unique<BudgetGuard>(o_.budget_deadline_s, o_.budget_hard_deadline_s);
   // The plan's row goes just before the first step's, which replaces an
   // old run's log (MetricsLog's `fresh`): never earlier.
   bool plan_logged = o_.budget.empty() || resumed;
@@ -410,7 +424,7 @@ int Trainer::run(bool resumed) {
     tokens_per_s = first ? rate : 0.9 * tokens_per_s + 0.1 * rate;
     const double reduce_s = dist_.take_reduce_seconds();
     reduce_share = first ? reduce_s / dt : 0.9 * reduce_share + 0.1 * reduce_s / dt;
-    const double elapsed = command_seconds();
+    const double elapsed = clock();
     if (metrics && !plan_logged) metrics->log_plan(parse_duration_seconds(o_.budget, "budget"), o_.budget_plan);
     plan_logged = true;
     if (metrics)
@@ -430,7 +444,7 @@ int Trainer::run(bool resumed) {
                   ranks_and_wait(dist_.size(), reduce_share).c_str());
       std::fflush(stdout);
     }
-    if (guard) keep_to_budget(*guard, command_seconds(), metrics.get());
+    if (guarded) keep_to_budget(guard.get(), metrics.get());
     saved_at_step = false;
     if ((o_.eval_interval > 0 && state_.step % o_.eval_interval == 0) || state_.step == o_.max_steps) {
       // The last evaluation scores the whole split where that is cheap
@@ -439,7 +453,7 @@ int Trainer::run(bool resumed) {
       const EvalResult r = validate(last && final_eval_is_whole(o_.eval_steps * o_.batch_size,
                                                                 count_eval_windows(val_file_.size(), c.block_size)));
       const double val = r.mean_loss();
-      if (metrics) metrics->log_eval(state_.step, val, command_seconds(), state_.train_seconds, r.whole());
+      if (metrics) metrics->log_eval(state_.step, val, clock(), state_.train_seconds, r.whole());
       const bool best = val < state_.best_val_loss;
       if (best) state_.best_val_loss = val;
       progress.clear();
@@ -468,7 +482,7 @@ int Trainer::run(bool resumed) {
   }
   std::printf("done: %lld steps, %lld tokens in %s; checkpoint %s\n",
               static_cast<long long>(state_.step), static_cast<long long>(state_.tokens_seen),
-              format_duration(command_seconds()).c_str(), ckpt_path().c_str());
+              format_duration(clock()).c_str(), ckpt_path().c_str());
   return 0;
 }
 
@@ -514,9 +528,8 @@ checkpoints::TrainState new_run_state(uint64_t seed) {
 
 int run_training(const TrainOptions& options, nn::GPT& model,
                  const data::TokenizerSpec& tokenizer, checkpoints::TrainState state, bool resumed,
-                 bool allow_data_change) {
+                 bool allow_data_change, Distributed& dist) {
   const std::string resumed_data_hash = state.data_hash;
-  Distributed dist;  // Note [Data parallelism]; one process unless run by mpirun
   dist.set_stall_timeout(options.stall_timeout_s);
   if (options.threads == 0 && dist.local_size() > 1) {
     // Ranks on one machine share its cores, unless --threads says otherwise.
@@ -534,9 +547,6 @@ int run_training(const TrainOptions& options, nn::GPT& model,
       throw tg::UsageError("--grad-accum " + std::to_string(options.grad_accum) + " is not a multiple of the " +
                            std::to_string(dist.size()) + " processes: each runs an equal share of a " +
                            "step's micro-batches; change --grad-accum or mpirun's -np");
-    if (!options.budget.empty() && !resumed && dist.size() > 1)
-      throw tg::UsageError("--budget plans from this machine's measured speed, one process at a time; under "
-                           "mpirun give the run's steps with --max-steps instead");
     trainer = std::make_unique<Trainer>(options, model, tokenizer, state, dist);
     if (resumed && trainer->data_hash() != resumed_data_hash && !allow_data_change)
       throw tg::UsageError("the token files in " + options.data_dir +

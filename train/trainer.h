@@ -23,6 +23,8 @@
 
 namespace train {
 
+class Distributed;
+
 // What changes as a run goes on is checkpoints::TrainState: the trainer
 // keeps it and saves it as it is (step, tokens seen, RNG, sampler position,
 // best validation loss, run id), with the run's seed, data hash, directory
@@ -41,9 +43,11 @@ checkpoints::TrainState new_run_state(uint64_t seed);
 // and they train together (Note [Data parallelism] in
 // distributed/distributed.h; the step's seam: Note [Gradient all-reduce
 // seam] in train_step.h).
+// `dist` is the job (one process unless run by mpirun), joined by the
+// command before it planned.
 int run_training(const TrainOptions& options, nn::GPT& model,
                  const data::TokenizerSpec& tokenizer, checkpoints::TrainState state, bool resumed,
-                 bool allow_data_change);
+                 bool allow_data_change, Distributed& dist);
 
 // Bytes the run will hold, for the estimate printed before the first step.
 struct MemoryEstimate {

@@ -3,9 +3,12 @@
 # its own, the ranks joined by rate-limited links (netns.py), talking TCP as
 # on separate machines. The run equals the one-process run as on one host;
 # a link taken down or a rank stopped mid-run ends the job with one line
-# naming the rank, and the last checkpoint resumes exactly.
+# naming the rank, and the last checkpoint resumes exactly; a --budget job
+# makes one plan for both hosts and ends within its budget.
 """Run by CTest (as root) as: test_netns.py PATH/TO/tapegpt PATH/TO/mpirun"""
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -21,6 +24,7 @@ from netns import TestHosts
 
 sys.path.insert(0, os.path.join(robutil.REPO, "tests", "support"))
 import no_skip  # noqa: E402
+import testutil  # noqa: E402
 
 # Short enough for a quick test, far above a tiny-model step (milliseconds).
 STALL_TIMEOUT = ["--stall-timeout", "5"]
@@ -140,6 +144,47 @@ class FaultsOverNamespaces(OnHosts, test_faults.Faults):
         print(f"  ended {seconds:.1f} s after SIGSTOP: {line}", flush=True)
 
 
+class BudgetOverNamespaces(OnHosts, unittest.TestCase):
+    """--budget under mpirun (Note [Budget everywhere] in train/budget/plan.h)."""
+
+    BUDGET_S = 25
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.tmp = testutil.class_temp_dir(cls, "tapegpt-netns-budget-")
+        cls.data = robutil.prepare_tiny(test_data_parallel.TAPEGPT, cls.tmp, chars=40000)
+
+    def test_two_ranks_make_one_plan_and_end_within_the_budget(self):
+        out = os.path.join(self.tmp, "budget")
+        cmd = self.hosts.mpirun_cmd(test_data_parallel.MPIRUN, test_data_parallel.TAPEGPT, "train", "--data",
+                                    self.data, "--out", out, "--budget", f"{self.BUDGET_S}s", "--threads", "1")
+        start = time.monotonic()
+        p = subprocess.run(cmd, capture_output=True, text=True, env=mpiutil.ENV, timeout=300)
+        wall = time.monotonic() - start
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        # One plan, printed once (rank 0 speaks for the job), for both ranks.
+        self.assertEqual(p.stdout.count("budget: model: "), 1, p.stdout)
+        self.assertIn("budget: processes: 2 (mpirun), each 1 micro-batch a step", p.stdout)
+        self.assertIn("data parallel: 2 processes", p.stdout)
+        self.assertIn("done: ", p.stdout)
+        # mpirun's start over the hosts, then the budget's 10%.
+        self.assertLess(wall, self.BUDGET_S * 1.10 + 5, p.stdout)
+        self.assertGreater(wall, self.BUDGET_S * 0.6, "the plan left most of the budget unused:\n" + p.stdout)
+        # One metrics file, written by rank 0, every step by both ranks; the
+        # last step is the planned (or revised) end, where the schedule ends.
+        self.assertEqual(sorted(f for f in os.listdir(out) if f.endswith(".jsonl")), ["metrics.jsonl"])
+        with open(os.path.join(out, "metrics.jsonl")) as f:
+            rows = [json.loads(line) for line in f]
+        self.assertEqual(sum(1 for r in rows if "plan" in r), 1)
+        steps = [r for r in rows if "loss" in r]
+        self.assertTrue(steps and all(r["world_size"] == 2 for r in steps))
+        planned = int(re.search(r"budget: steps: (\d+) ", p.stdout).group(1))
+        revised = [r["max_steps"] for r in rows if "revised_at_step" in r]
+        self.assertEqual(steps[-1]["step"], revised[-1] if revised else planned)
+        self.assertLess(steps[-1]["elapsed_s"], self.BUDGET_S)
+
+
 if __name__ == "__main__":
     test_data_parallel.TAPEGPT = test_faults.TAPEGPT = os.path.abspath(sys.argv.pop(1))
     test_data_parallel.MPIRUN = test_faults.MPIRUN = sys.argv.pop(1)
@@ -155,5 +200,6 @@ if __name__ == "__main__":
     for case in ("test_a_link_down_ends_the_job_and_the_checkpoint_resumes_exactly",
                  "test_a_stopped_rank_is_named"):
         suite.addTest(FaultsOverNamespaces(case))
+    suite.addTest(BudgetOverNamespaces("test_two_ranks_make_one_plan_and_end_within_the_budget"))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     sys.exit(0 if result.wasSuccessful() else 1)

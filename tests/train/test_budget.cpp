@@ -75,7 +75,7 @@ TEST_CASE("the plan fills the budget with the largest rung that sees enough toke
   int64_t last_rung = 0;
   for (double budget : {60.0, 300.0, 1800.0, 7200.0}) {
     FakeMachine m;
-    const BudgetPlan p = train::plan_budget(base_options(), nothing_given, corpus(1000000), budget, true, m.clock());
+    const BudgetPlan p = train::plan_budget(base_options(), nothing_given, corpus(1000000), {budget, train::BudgetFit::All}, m.clock());
     const TrainOptions& o = p.options;
     // The chosen shape is a rung of the ladder, with heads of 64.
     int64_t rung = -1;
@@ -131,9 +131,9 @@ TEST_CASE("the plan fills the budget with the largest rung that sees enough toke
 
 TEST_CASE("a corpus read many times gets dropout; a large one none", "[budget]") {
   FakeMachine small, large;
-  const BudgetPlan a = train::plan_budget(base_options(), nothing_given, corpus(20000), 600, true, small.clock());
+  const BudgetPlan a = train::plan_budget(base_options(), nothing_given, corpus(20000), {600, train::BudgetFit::All}, small.clock());
   const BudgetPlan b =
-      train::plan_budget(base_options(), nothing_given, corpus(1000000000), 600, true, large.clock());
+      train::plan_budget(base_options(), nothing_given, corpus(1000000000), {600, train::BudgetFit::All}, large.clock());
   CHECK(a.options.model.dropout > 0.0f);
   CHECK(b.options.model.dropout == 0.0f);
   // A context no longer than a tiny corpus allows.
@@ -154,7 +154,7 @@ TEST_CASE("flags the user gives win over the plan's choices", "[budget]") {
                                        "batch-size"};
   const auto given = [&](const std::string& f) { return flags.count(f) > 0; };
   FakeMachine m;
-  const BudgetPlan p = train::plan_budget(o, given, corpus(1000000), 300, true, m.clock());
+  const BudgetPlan p = train::plan_budget(o, given, corpus(1000000), {300, train::BudgetFit::All}, m.clock());
   CHECK(p.options.model.n_layer == 3);
   CHECK(p.options.model.n_embd == 96);
   CHECK(p.options.optimizer == train::OptimizerKind::AdamW);
@@ -177,7 +177,7 @@ TEST_CASE("Muon's rate under --budget grows as the square root of the width; --l
   o.schedule.min_lr = 0.003;  // as the command line derives it from --lr
   const auto given = [](const std::string& f) { return f == "lr"; };
   FakeMachine m;
-  const BudgetPlan p = train::plan_budget(o, given, corpus(1000000), 300, true, m.clock());
+  const BudgetPlan p = train::plan_budget(o, given, corpus(1000000), {300, train::BudgetFit::All}, m.clock());
   CHECK(p.options.optimizer == train::OptimizerKind::Muon);
   CHECK(p.options.schedule.lr == Approx(0.03));
   CHECK(p.options.schedule.min_lr == Approx(0.003));
@@ -186,7 +186,7 @@ TEST_CASE("Muon's rate under --budget grows as the square root of the width; --l
 TEST_CASE("--budget-fit steps keeps the model and optimizer, fits the steps", "[budget]") {
   const TrainOptions o = base_options();
   FakeMachine m;
-  const BudgetPlan p = train::plan_budget(o, nothing_given, corpus(1000000), 300, false, m.clock());
+  const BudgetPlan p = train::plan_budget(o, nothing_given, corpus(1000000), {300, train::BudgetFit::Steps}, m.clock());
   CHECK(p.options.model.n_layer == o.model.n_layer);
   CHECK(p.options.model.n_embd == o.model.n_embd);
   CHECK(p.options.model.block_size == o.model.block_size);
@@ -199,6 +199,71 @@ TEST_CASE("--budget-fit steps keeps the model and optimizer, fits the steps", "[
   CHECK(p.options.max_steps != o.max_steps);
   CHECK(p.options.schedule.decay_steps == p.options.max_steps);
   CHECK(m.now_s + static_cast<double>(p.options.max_steps) * p.step_seconds <= 300 * 0.97);
+}
+
+TEST_CASE("under mpirun the plan is the whole job's: one micro-batch a rank, the job's tokens", "[budget]") {
+  FakeMachine one, two;
+  const BudgetPlan a =
+      train::plan_budget(base_options(), nothing_given, corpus(100000000), {1800, train::BudgetFit::All}, one.clock());
+  // Two ranks step together at the same time a step (the machine doubled).
+  const BudgetPlan b = train::plan_budget(base_options(), nothing_given, corpus(100000000),
+                                          {1800, train::BudgetFit::All, 2}, two.clock());
+  CHECK(a.options.grad_accum == 1);
+  CHECK(b.options.grad_accum == 2);
+  CHECK((b.options.batch_size == train::ladder_batch(0) || b.options.batch_size == train::ladder_batch(4)));
+  // The fake machine charges a step by its FLOPs: twice the batch, twice the
+  // time, so the job's tokens are the same and so is the rung; a machine
+  // twice as fast (two ranks, each a core) buys a larger one.
+  FakeMachine fast;
+  fast.flops_per_s *= 2;
+  const BudgetPlan c = train::plan_budget(base_options(), nothing_given, corpus(100000000),
+                                          {1800, train::BudgetFit::All, 2}, fast.clock());
+  CHECK(c.options.grad_accum == 2);
+  CHECK(block_weights(c.options.model) >= block_weights(a.options.model));
+  const int64_t job_tokens = c.options.max_steps * train::tokens_per_step(c.options);
+  CHECK(job_tokens > a.options.max_steps * train::tokens_per_step(a.options));
+  std::string all;
+  for (const auto& line : c.choices) all += line + "\n";
+  CHECK(all.find("processes: 2 (mpirun), each 1 micro-batch a step") != std::string::npos);
+  // A --grad-accum given must already be the job's.
+  const auto accum_given = [](const std::string& f) { return f == "grad-accum"; };
+  TrainOptions o = base_options();
+  o.grad_accum = 4;
+  FakeMachine m;
+  CHECK(train::plan_budget(o, accum_given, corpus(1000000), {300, train::BudgetFit::All, 2}, m.clock())
+            .options.grad_accum == 4);
+}
+
+TEST_CASE("fine-tuning keeps the checkpoint's shape and architecture, at a gentler rate", "[budget]") {
+  TrainOptions o = base_options();  // as --init-from leaves it: the checkpoint's shape
+  o.model.n_layer = 3;
+  o.model.n_embd = 192;
+  o.model.n_head = 3;
+  o.model.block_size = 256;
+  o.model.pos_encoding = nn::PosEncoding::Learned;
+  o.model.bias = true;
+  FakeMachine m;
+  const BudgetPlan p =
+      train::plan_budget(o, nothing_given, corpus(1000000), {300, train::BudgetFit::FineTune}, m.clock());
+  const TrainOptions& f = p.options;
+  CHECK(f.model.n_layer == 3);
+  CHECK(f.model.n_embd == 192);
+  CHECK(f.model.block_size == 256);
+  CHECK(f.model.pos_encoding == nn::PosEncoding::Learned);
+  CHECK(f.model.bias);
+  CHECK(m.measured.size() == 1);
+  // About the tokens of a step of the ladder's rung nearest in size (4 x 192).
+  CHECK(f.batch_size == (24 * 128 + 128) / 256);
+  CHECK(f.optimizer == train::OptimizerKind::Muon);
+  CHECK(f.schedule.lr == Approx(train::budget_muon_lr(192) * train::kFineTuneLrShare));
+  CHECK(f.schedule.min_lr == Approx(f.schedule.lr / 10));
+  CHECK(f.schedule.decay_steps == f.max_steps);
+  CHECK(m.now_s + static_cast<double>(f.max_steps) * p.step_seconds <= 300 * 0.97);
+  std::string all;
+  for (const auto& line : p.choices) all += line + "\n";
+  CHECK(all.find("(the checkpoint's)") != std::string::npos);
+  CHECK(all.find("fine-tuning keeps its architecture") != std::string::npos);
+  CHECK(all.find("fine-tuning takes") != std::string::npos);
 }
 
 namespace {

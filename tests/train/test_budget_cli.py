@@ -4,13 +4,17 @@
 A budget run measures, prints its choices with their reasons, ends within
 its budget (everything included) and leaves best.h5; the plan is recorded in
 metrics.jsonl and the checkpoint; flags given win; --budget-fit steps keeps
-the default model; a resume continues the recorded plan bit for bit; the
-mistakes get one error line and touch nothing.
+the default model; a resume continues the recorded plan bit for bit, and a
+killed run resumes on the budget's clock; --init-from with --budget
+fine-tunes a checkpoint's shape; the mistakes get one error line and touch
+nothing. (Under mpirun: tests/distributed/test_netns.py.)
 Run by CTest as: test_budget_cli.py PATH/TO/tapegpt
 """
 import json
 import os
 import re
+import signal
+import subprocess
 import sys
 import time
 import unittest
@@ -124,7 +128,7 @@ class BudgetCli(unittest.TestCase):
         run("train", *args, "--out", full)
         cont = os.path.join(self.tmp, "continued")
         out = run("train", "--resume", os.path.join(full, "ckpt-8.h5"), "--out", cont).stdout
-        self.assertIn("plan continues as recorded (24 steps)", out)
+        self.assertIn("plan continues to step 24 with no guard", out)
         strip = lambda rows: [{k: v for k, v in r.items() if k not in ("tokens_per_s", "elapsed_s", "train_s")}
                               for r in rows if "loss" in r and r["step"] > 8]
         a = strip(metrics(os.path.join(full, "metrics.jsonl")))
@@ -138,6 +142,65 @@ class BudgetCli(unittest.TestCase):
                 for name in fa[group]:
                     self.assertTrue(np.array_equal(fa[group][name][()], fb[group][name][()]), name)
 
+    def test_init_from_with_budget_keeps_the_shape_and_fits_the_rest(self):
+        source = os.path.join(self.run_dir, "ckpt.h5")
+        out_dir = os.path.join(self.tmp, "fine-tuned")
+        budget_s = 15
+        start = time.monotonic()
+        out = run("train", "--init-from", source, "--data", self.data, "--out", out_dir, "--budget",
+                  f"{budget_s}s", "--threads", "2").stdout
+        wall = time.monotonic() - start
+        self.assertLess(wall, budget_s * 1.10 + 2, out)
+        shape = re.search(r"budget: model: (\d+ layers x \d+ wide, \d+ heads, context \d+)", self.out).group(1)
+        self.assertIn(f"budget: model: {shape} (the checkpoint's), ", out)
+        for part in ("fine-tuning keeps its architecture", "fine-tuning takes", "budget: steps: ",
+                     "budget: evaluations: ", "initialised from " + source):
+            self.assertIn(part, out)
+        params = re.compile(r"^model: (\d+) parameters", re.M)
+        self.assertEqual(params.search(out).group(1), params.search(self.out).group(1))
+        self.assertTrue(os.path.exists(os.path.join(out_dir, "best.h5")))
+        rows = metrics(os.path.join(out_dir, "metrics.jsonl"))
+        evals = [r["val_loss"] for r in rows if "val_loss" in r]
+        source_rows = metrics(os.path.join(self.run_dir, "metrics.jsonl"))
+        # It starts from the trained weights: its first evaluation is already
+        # near where the source run ended, far below a fresh model's.
+        source_evals = [r["val_loss"] for r in source_rows if "val_loss" in r]
+        self.assertLess(evals[0], source_evals[0])
+        # --budget-fit steps: the defaults' optimizer, the checkpoint's shape.
+        fit = run("train", "--init-from", source, "--data", self.data, "--out", os.path.join(self.tmp, "ft-fit"),
+                  "--budget", "30s", "--budget-fit", "steps", "--max-steps", "3", "--threads", "2").stdout
+        self.assertIn(f"budget: model: {shape} (as the flags say)", fit)
+        self.assertNotIn("recipe:", fit)
+
+    def test_a_killed_run_resumes_within_the_budget_left(self):
+        # Killed (SIGKILL: no save at the end) after its first checkpoint,
+        # down a while, resumed: both processes together stay within the
+        # budget, the time it was down aside. The steps after the last
+        # checkpoint were spent too: the clock goes on from the log's last row.
+        budget_s = 24
+        out_dir = os.path.join(self.tmp, "killed")
+        start = time.monotonic()
+        proc = subprocess.Popen([TAPEGPT, "train", "--data", self.data, "--out", out_dir, "--budget", f"{budget_s}s",
+                                 "--ckpt-interval", "10", "--threads", "2"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        ckpt = os.path.join(out_dir, "ckpt.h5")
+        while not os.path.exists(ckpt) and proc.poll() is None and time.monotonic() - start < budget_s:
+            time.sleep(0.1)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGKILL)
+        first, _ = proc.communicate(timeout=30)
+        first_wall = time.monotonic() - start
+        self.assertTrue(os.path.exists(ckpt), first)
+        time.sleep(3)  # down: not the budget's time
+        start = time.monotonic()
+        out = run("train", "--resume", ckpt, "--threads", "2").stdout
+        second_wall = time.monotonic() - start
+        self.assertIn("budget spent before this resume", out)
+        self.assertIn("done: ", out)
+        # Two process start-ups, and the 10% the budget allows.
+        self.assertLess(first_wall + second_wall, budget_s * 1.10 + 3, first + out)
+        rows = metrics(os.path.join(out_dir, "metrics.jsonl"))
+        self.assertLess(max(r["elapsed_s"] for r in rows if "elapsed_s" in r), budget_s)
+
     def test_mistakes_get_one_line_and_touch_nothing(self):
         ckpt = os.path.join(self.run_dir, "ckpt.h5")
         before = os.path.getmtime(ckpt)
@@ -150,8 +213,6 @@ class BudgetCli(unittest.TestCase):
                           "--budget-fit must be 'all' or 'steps'")
         self.expect_error(["train", "--data", self.data, "--out", fresh, "--budget", "0.1s"],
                           "the budget leaves no time to train")
-        self.expect_error(["train", "--data", self.data, "--out", fresh, "--budget", "5m", "--init-from", ckpt],
-                          "--budget plans a new model")
         self.expect_error(["train", "--resume", ckpt, "--budget", "10m"], "--budget cannot be changed when resuming")
         # Muon's settings are fine with the recipe's Muon (the resume test
         # passes --adamw-lr), not with an AdamW the user chose.

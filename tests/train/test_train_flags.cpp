@@ -21,7 +21,8 @@ TEST_CASE("/train/flags keeps its names and order", "[flags]") {
       "data", "batch_size", "grad_accum", "max_steps", "lr", "min_lr", "warmup",
       "lr_decay_steps", "weight_decay", "beta1", "beta2", "eps", "grad_clip", "seed",
       "sampler", "eval_interval", "eval_steps", "ckpt_interval", "keep", "optimizer", "adamw_lr",
-      "muon_momentum", "lr_schedule", "lr_decay_frac", "zero_init_proj", "preset", "precision", "budget", "budget_fit", "budget_plan"};
+      "muon_momentum", "lr_schedule", "lr_decay_frac", "zero_init_proj", "preset", "precision", "budget", "budget_fit", "budget_plan",
+      "budget_spent_s", "budget_deadline_s", "budget_hard_deadline_s"};
   const std::vector<checkpoints::Flag> flags = train::options_to_flags(train::default_options());
   std::vector<std::string> names;
   for (const checkpoints::Flag& f : flags) names.push_back(f.name);
@@ -108,7 +109,7 @@ TEST_CASE("the time-to-loss flags: defaults keep today's run, errors name the fl
   CHECK(train::find_train_flag("zero-init-proj")->type == train::FlagType::Switch);
   for (const char* name : {"lr-schedule", "lr-decay-frac", "zero-init-proj", "preset"}) {
     INFO(name);
-    CHECK_FALSE(train::find_train_flag(name)->resumable);
+    CHECK(train::find_train_flag(name)->resume == train::Resume::Refused);
   }
   train::TrainOptions o = d;
   o.schedule.decay_steps = o.max_steps;  // as the command line sets it
@@ -189,7 +190,8 @@ TEST_CASE("--optimizer, --adamw-lr and --muon-momentum: defaults, saved slots, e
     REQUIRE(f != nullptr);
     CHECK(f->group == "optimisation");
     CHECK(f->default_text == fallback);
-    CHECK_FALSE(f->resumable);
+    // --optimizer may restate the run's own on a resume (cmd_train.cpp checks it).
+    CHECK(f->resume == (flag == "optimizer" ? train::Resume::Restates : train::Resume::Refused));
     CHECK(f->saved_slot == slot);
     CHECK(f->saved_as == saved);
   }
@@ -234,7 +236,7 @@ TEST_CASE("--precision: default auto, saved resolved in slot 26, read back; bad 
   const train::TrainFlag* f = train::find_train_flag("precision");
   REQUIRE(f != nullptr);
   CHECK(f->default_text == "auto");
-  CHECK_FALSE(f->resumable);  // changed on resume only with --change-precision (cmd_train.cpp)
+  CHECK(f->resume == train::Resume::Restates);  // changed on resume only with --change-precision (cmd_train.cpp)
   CHECK(f->saved_slot == 26);
   train::TrainOptions o = train::default_options();
   train::set_flag_from_text(*f, "fp32", &o);
@@ -308,10 +310,14 @@ TEST_CASE("a checkpoint's command follows its trained precision under auto", "[f
 TEST_CASE("a resumed run may change only these flags", "[flags]") {
   std::set<std::string> resumable;
   for (const train::TrainFlag& f : train::train_flags())
-    if (f.resumable) resumable.insert(f.name);
+    if (f.resume == train::Resume::Changes) resumable.insert(f.name);
   CHECK(resumable == std::set<std::string>{"resume", "max-steps", "out", "lr", "eval-interval", "eval-steps",
                                            "ckpt-interval", "keep", "overwrite", "allow-data-change", "no-overlap",
                                            "shard-optimizer", "stall-timeout", "change-precision"});
+  std::set<std::string> restated;
+  for (const train::TrainFlag& f : train::train_flags())
+    if (f.resume == train::Resume::Restates) restated.insert(f.name);
+  CHECK(restated == std::set<std::string>{"optimizer", "precision"});
   REQUIRE(train::find_train_flag("batch-size") != nullptr);
   CHECK(train::find_train_flag("batch-size")->saved_as == "batch_size");
   CHECK(train::find_train_flag("") == nullptr);  // eps is saved but has no flag
@@ -327,7 +333,7 @@ TEST_CASE("the model choices are flags with today's defaults and one-line errors
     REQUIRE(f != nullptr);
     CHECK(f->group == "model");
     CHECK(f->default_text == fallback);
-    CHECK_FALSE(f->resumable);
+    CHECK(f->resume == train::Resume::Refused);
     CHECK(f->saved_slot == -1);  // saved in /config, not /train/flags
   }
   train::TrainOptions o = train::default_options();
@@ -380,4 +386,28 @@ TEST_CASE("the model choices are flags with today's defaults and one-line errors
   CHECK(o.model.norm == nn::NormKind::RMSNorm);
   CHECK(train::default_options().model.norm == nn::NormKind::LayerNorm);
   CHECK(train::default_options().model.mlp == nn::MlpKind::Gelu);
+}
+
+TEST_CASE("derived defaults: min-lr, decay steps and warmup follow the flags they derive from", "[flags]") {
+  // Note [Derived defaults]: one rule for the command line and the --budget planner.
+  train::TrainOptions o = train::default_options();
+  o.schedule.lr = 0.02;
+  o.max_steps = 30;
+  const auto none = [](const std::string&) { return false; };
+  train::apply_derived_defaults(none, &o);
+  CHECK(o.schedule.min_lr == Approx(0.002));
+  CHECK(o.schedule.decay_steps == 30);
+  CHECK(o.schedule.warmup == 30);  // the default warmup of 50 yields to a 30-step run
+  // Given flags stay as given; only both warmup and decay given can contradict.
+  train::TrainOptions g = train::default_options();
+  g.schedule.min_lr = 0.5;
+  g.schedule.decay_steps = 100;
+  g.schedule.warmup = 10;
+  const auto some = [](const std::string& f) { return f == "min-lr" || f == "lr-decay-steps"; };
+  train::apply_derived_defaults(some, &g);
+  CHECK(g.schedule.min_lr == 0.5);
+  CHECK(g.schedule.decay_steps == 100);
+  g.schedule.warmup = 200;
+  const auto both = [](const std::string& f) { return f == "warmup" || f == "lr-decay-steps"; };
+  CHECK_THROWS_AS(train::apply_derived_defaults(both, &g), tg::UsageError);
 }

@@ -19,6 +19,9 @@ const double kTokensPerParameter = 1.5;
 // Muon's peak rate at 512 wide (budget_muon_lr scales it by sqrt(width)):
 // tapegpt's Muon default, which is 0.01 at 128 wide.
 const double kMuonLrAt512 = kDefaultMuonLr;
+// Fine-tuning starts from weights that already predict: its peak rate is
+// this share of a new model's (BENCHMARKS.md, "--budget everywhere").
+const double kFineTuneLrShare = 0.5;
 
 namespace {
 
@@ -28,16 +31,17 @@ struct RecipeFlag {
   const char* flag;
   const char* value;
   const char* why;
+  bool architecture;  // fixed by the checkpoint when fine-tuning
 };
 const std::vector<RecipeFlag> kBudgetRecipe = {
-    {"pos-encoding", "rope", "learned more per step than learned positions"},
-    {"norm", "rmsnorm", "as good as LayerNorm and cheaper"},
-    {"mlp", "relu2", "learned more per minute than GELU, and SwiGLU's step costs more"},
-    {"no-bias", "", "biases did not help"},
-    {"optimizer", "muon", "learned more per minute than AdamW, its dearer step included"},
-    {"lr-schedule", "wsd", "held rate, then a straight decay that ends at the budget's last step"},
-    {"lr-decay-frac", "0.3", "the last 30% of the steps decay"},
-    {"beta2", "0.99", "AdamW's moments (embeddings, head, gains) over more steps"},
+    {"pos-encoding", "rope", "learned more per step than learned positions", true},
+    {"norm", "rmsnorm", "as good as LayerNorm and cheaper", true},
+    {"mlp", "relu2", "learned more per minute than GELU, and SwiGLU's step costs more", true},
+    {"no-bias", "", "biases did not help", true},
+    {"optimizer", "muon", "learned more per minute than AdamW, its dearer step included", false},
+    {"lr-schedule", "wsd", "held rate, then a straight decay that ends at the budget's last step", false},
+    {"lr-decay-frac", "0.3", "the last 30% of the steps decay", false},
+    {"beta2", "0.99", "AdamW's moments (embeddings, head, gains) over more steps", false},
 };
 
 // Move 2's ladder, smallest first: (layers, width), heads of 64. Widths
@@ -93,10 +97,24 @@ double save_seconds(const nn::GPTConfig& c) {
   return 0.05 + static_cast<double>(nn::matmul_parameters(c) + c.vocab_size * c.n_embd) * 12.0 / 3e8;
 }
 
-// Seconds one whole-split evaluation takes.
-double eval_seconds(const TrainOptions& o, double step_s, int64_t val_tokens) {
+// Seconds one whole-split evaluation takes: every rank scores it all, at
+// the time of one of its micro-batches' forward passes.
+double eval_seconds(const TrainOptions& o, double step_s, int64_t val_tokens, int ranks) {
   const double batches = static_cast<double>(val_tokens) / static_cast<double>(o.batch_size * o.model.block_size);
-  return std::max(1.0, batches) * step_s / static_cast<double>(o.grad_accum) * kForwardShare;
+  const double own_micro_batches = static_cast<double>(o.grad_accum) / static_cast<double>(ranks);
+  return std::max(1.0, batches) * step_s / own_micro_batches * kForwardShare;
+}
+
+// The ladder's rung whose blocks are nearest in weights to c's.
+int64_t nearest_rung(const nn::GPTConfig& c) {
+  int64_t best = 0;
+  const auto gap = [&](int64_t rung) {
+    return std::abs(std::log(static_cast<double>(block_weights(ladder_rung(rung, c))) /
+                             static_cast<double>(std::max<int64_t>(1, block_weights(c)))));
+  };
+  for (int64_t rung = 1; rung < ladder_rungs(); ++rung)
+    if (gap(rung) < gap(best)) best = rung;
+  return best;
 }
 
 }  // namespace
@@ -120,16 +138,24 @@ int64_t ladder_batch(int64_t rung) { return ladder_context(rung) == 128 ? 24 : 1
 double budget_muon_lr(int64_t width) { return kMuonLrAt512 * std::sqrt(static_cast<double>(width) / 512.0); }
 
 BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::string&)>& given,
-                       const CorpusFacts& corpus, double budget_s, bool fit_all, const PlanClock& clock) {
+                       const CorpusFacts& corpus, const PlanSetting& setting, const PlanClock& clock) {
   BudgetPlan plan;
   auto& why = plan.choices;
+  const double budget_s = setting.budget_s;
   const double usable = kUsable * budget_s;
+  const bool fit_all = setting.fit != BudgetFit::Steps;
+  const bool fine_tune = setting.fit == BudgetFit::FineTune;
+  const int ranks = setting.ranks;
 
-  // Move 1: the recipe.
+  // Move 1: the recipe (fine-tuning: its optimisation rows only).
   if (fit_all) {
-    std::string kept;
+    std::string kept, fixed;
     for (const RecipeFlag& r : kBudgetRecipe) {
       const std::string shown = std::string("--") + r.flag + (*r.value ? " " : "") + r.value;
+      if (fine_tune && r.architecture) {
+        fixed += (fixed.empty() ? "" : ", ") + std::string("--") + r.flag;
+        continue;
+      }
       if (given(r.flag)) {
         kept += (kept.empty() ? "" : ", ") + std::string("--") + r.flag;
         continue;
@@ -137,9 +163,17 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
       set_flag_from_text(*find_train_flag(r.flag), r.value, &o);
       why.push_back("recipe: " + shown + " (" + r.why + ")");
     }
+    if (!fixed.empty()) why.push_back("recipe: the checkpoint's for " + fixed + " (fine-tuning keeps its architecture)");
     if (!kept.empty()) why.push_back("recipe: yours for " + kept);
     // Muon's rate waits for the chosen width (move 2).
   }
+  // Under mpirun each rank runs its own micro-batch of a step.
+  if (ranks > 1 && !given("grad-accum")) o.grad_accum *= ranks;
+  if (ranks > 1)
+    why.push_back("processes: " + std::to_string(ranks) + " (mpirun), each " +
+                  std::to_string(o.grad_accum / ranks) + " micro-batch" + (o.grad_accum / ranks > 1 ? "es" : "") +
+                  " a step" + (given("grad-accum") ? " (your --grad-accum)" : "") +
+                  ": the job's batch is theirs together, and the plan is the whole job's");
 
   // Move 2: the shape. A rung's context and batch, unless given; the
   // context no longer than a tiny corpus allows.
@@ -156,7 +190,22 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
   const auto tokens_in = [&](const TrainOptions& c, double step_s) {
     return std::max(0.0, usable - clock.now()) / step_s * static_cast<double>(tokens_per_step(c));
   };
-  if (!fit_all || shape_given) {
+  if (fine_tune) {
+    // The checkpoint's shape, at about the tokens a step of the ladder's
+    // rung of its size.
+    const int64_t rung = nearest_rung(o.model);
+    if (!given("batch-size"))
+      o.batch_size = std::max<int64_t>(
+          1, (ladder_batch(rung) * ladder_context(rung) + o.model.block_size / 2) / o.model.block_size);
+    plan.step_seconds = clock.step_seconds(o);
+    why.push_back("model: " + shape_text(o.model) + " (the checkpoint's), " + std::to_string(o.batch_size) +
+                  " sequences a micro-batch" +
+                  (given("batch-size") ? " (yours)"
+                                       : " (about the " + std::to_string(ladder_batch(rung) * ladder_context(rung)) +
+                                             " tokens of ladder rung " + std::to_string(rung + 1) +
+                                             ", the nearest in size)") +
+                  ", " + fmt("%.0f ms a step, measured", 1e3 * plan.step_seconds));
+  } else if (!fit_all || shape_given) {
     plan.step_seconds = clock.step_seconds(o);
     why.push_back("model: " + shape_text(o.model) + (fit_all ? " (yours)" : " (as the flags say)") + ", " +
                   fmt("%.0f ms a step, measured", 1e3 * plan.step_seconds));
@@ -194,9 +243,9 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
     plan.step_seconds = best_step;
     const double weights = static_cast<double>(block_weights(o.model));
     why.push_back("model: " + shape_text(o.model) + ", " + std::to_string(o.batch_size) +
-                  " sequences a step (ladder rung " + std::to_string(best_rung + 1) + " of " +
-                  std::to_string(ladder_rungs()) + ", " + millions(weights) + " block weights; " +
-                  fmt("%.0f ms a step, measured; ", 1e3 * best_step) +
+                  " sequences a " + (ranks > 1 ? "micro-batch" : "step") + " (ladder rung " +
+                  std::to_string(best_rung + 1) + " of " + std::to_string(ladder_rungs()) + ", " +
+                  millions(weights) + " block weights; " + fmt("%.0f ms a step, measured; ", 1e3 * best_step) +
                   fmt("the budget buys %.1f tokens per weight", tokens_in(o, best_step) / weights) +
                   fmt(", the largest rung at or above %.1f", kTokensPerParameter) +
                   (stopped.empty() ? "" : "; " + stopped) + ")");
@@ -205,19 +254,26 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
   // (semi-)orthogonal matrix, whose entries shrink as 1/sqrt(width), so the
   // rate grows as sqrt(width) to move each weight alike on every rung.
   if (fit_all && o.optimizer == OptimizerKind::Muon && !given("lr")) {
-    o.schedule.lr = budget_muon_lr(o.model.n_embd);
-    if (!given("min-lr")) o.schedule.min_lr = o.schedule.lr / 10.0;
+    o.schedule.lr = budget_muon_lr(o.model.n_embd) * (fine_tune ? kFineTuneLrShare : 1.0);
     why.push_back(fmt("learning rate: Muon %.3g", o.schedule.lr) +
                   fmt(" (%.2g x sqrt(width / 512): the same step per weight at every width; at 128 wide ", kMuonLrAt512) +
-                  "0.01 learned more than 0.02), decaying to a tenth");
+                  "0.01 learned more than 0.02" +
+                  (fine_tune ? fmt("; fine-tuning takes %.2g of it", kFineTuneLrShare) : std::string()) +
+                  "), decaying to a tenth");
+  } else if (fine_tune && !given("lr")) {
+    o.schedule.lr *= kFineTuneLrShare;
+    why.push_back(fmt("learning rate: %.3g", o.schedule.lr) +
+                  fmt(" (%.2g of a new model's: fine-tuning starts from weights that already predict)",
+                      kFineTuneLrShare));
   }
+  apply_derived_defaults(given, &o);
   const double step_tokens = static_cast<double>(tokens_per_step(o));
 
   // Move 4's time: what is left once evaluations and saves are paid for.
   // Each evaluation scores windows spread over the validation split (Note
   // [Spread evaluation]), as many as its share of the budget pays for; the
   // last one scores the whole split where that is cheap enough.
-  const double eval_whole = eval_seconds(o, plan.step_seconds, corpus.val_tokens);
+  const double eval_whole = eval_seconds(o, plan.step_seconds, corpus.val_tokens, ranks);
   const int64_t split_windows = count_eval_windows(corpus.val_tokens, o.model.block_size);
   if (!given("eval-steps")) {
     const double affordable = std::min(eval_whole, kEvalShare * budget_s / kEvaluations);
@@ -263,9 +319,8 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
                   " tokens fill " + format_duration(train_s) + " of the " + format_duration(budget_s) +
                   " budget (" + fmt("%.1f", epochs) + " epochs)");
   }
-  if (!given("lr-decay-steps")) o.schedule.decay_steps = o.max_steps;
   if (!given("warmup")) o.schedule.warmup = std::min<int64_t>(o.schedule.warmup, o.max_steps / 10);
-  o.schedule.warmup = std::min(o.schedule.warmup, o.schedule.decay_steps);
+  apply_derived_defaults(given, &o);
   if (!given("eval-interval")) o.eval_interval = std::max<int64_t>(1, o.max_steps / kEvaluations);
   if (!given("eval-steps"))
     why.push_back("evaluations: every " + std::to_string(o.eval_interval) + " steps on " +

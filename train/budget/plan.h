@@ -25,6 +25,23 @@
 // Flags the user gives win over each move's choice. --budget-fit steps
 // keeps moves 1-3 as the flags (or the defaults) say and makes move 4 only:
 // the user's own model, fitted to the clock.
+//
+// Note [Budget everywhere]
+// Two settings change the moves:
+// - Fine-tuning (--init-from CKPT --budget): the checkpoint fixes the
+//   architecture and shape, so move 1 sets the optimisation rows only and
+//   move 2 measures that shape, choosing its batch (about the tokens a step
+//   of the ladder's rung of that size) and a gentler learning rate.
+// - Under mpirun (ranks > 1) every rank plans, in lockstep: each candidate
+//   is measured by all ranks stepping together (the gradient sum included)
+//   and the clock's readings are rank 0's, so every rank makes the same
+//   choices. Each rank runs one micro-batch of the rung's batch a step: the
+//   job's batch grows with its processes, and the rung is the largest the
+//   whole job's tokens feed.
+// A resumed budget run keeps its clock: the checkpoint saves the budget's
+// seconds spent and the plan's deadlines (on the budget's clock, which
+// stops while no process runs), and the resumed guard (guard.h) aims at
+// them.
 #pragma once
 
 #include <cstdint>
@@ -57,12 +74,24 @@ struct BudgetPlan {
   double hard_deadline_s = 0;         // the latest it may end, the final evaluation and save kept aside
 };
 
-// Plans a run of `budget_s` seconds (whole command: measuring, training,
-// evaluations, saves) from `o` (defaults, preset and the user's flags
-// applied; `given(flag)` says which flags the user or a preset set).
-// `fit_all` false: --budget-fit steps (move 4 only).
+// Plans a run of `setting.budget_s` seconds (whole command: measuring,
+// training, evaluations, saves) from `o` (defaults, preset and the user's
+// flags applied; with --init-from the checkpoint's shape; `given(flag)` says
+// which flags the user or a preset set).
+enum class BudgetFit {
+  All,       // moves 1-4 (--budget-fit all)
+  Steps,     // move 4 only (--budget-fit steps)
+  FineTune,  // --init-from: the checkpoint's architecture and shape kept
+};
+
+struct PlanSetting {
+  double budget_s = 0;
+  BudgetFit fit = BudgetFit::All;
+  int ranks = 1;  // processes of the job (mpirun -np)
+};
+
 BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::string&)>& given,
-                       const CorpusFacts& corpus, double budget_s, bool fit_all, const PlanClock& clock);
+                       const CorpusFacts& corpus, const PlanSetting& setting, const PlanClock& clock);
 
 // Move 2's ladder: its rungs, rung r's shape (its other fields from
 // `base`), and its context length.
@@ -72,6 +101,8 @@ int64_t ladder_context(int64_t rung);
 int64_t ladder_batch(int64_t rung);  // sequences a step at that rung's context
 // Muon's peak learning rate for a model `width` wide (move 2).
 double budget_muon_lr(int64_t width);
+// Fine-tuning's peak rate: this share of a new model's (move 2).
+extern const double kFineTuneLrShare;
 
 // Tokens per block weight a run should see (move 2), from the measurements
 // in BENCHMARKS.md.

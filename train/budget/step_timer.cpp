@@ -8,6 +8,8 @@
 
 #include "autograd/base/rng.h"
 #include "nn/gpt.h"
+#include "train/distributed/data_parallel.h"
+#include "train/distributed/distributed.h"
 #include "train/optimizer.h"
 #include "train/precision.h"
 #include "train/train_step.h"
@@ -34,7 +36,7 @@ class SyntheticTokens : public BatchSource {
 
 }  // namespace
 
-double measure_step_seconds(const TrainOptions& options, int timed_steps) {
+double measure_step_seconds(const TrainOptions& options, Distributed* dist, int timed_steps) {
   TrainOptions o = options;
   resolve_precision(&o);
   nn::GPT model = nn::gpt_create(o.model, nn::parameter_store_create(o.model, true));
@@ -43,6 +45,11 @@ double measure_step_seconds(const TrainOptions& options, int timed_steps) {
   nn::gpt_init(model, o.seed);
   set_precision(model.store, precision_of_saved(o.precision));
   TrainStep step(model, StepShape{o.batch_size, o.model.block_size, o.grad_accum});
+  std::unique_ptr<DataParallelReducer> reducer;
+  if (dist && dist->size() > 1) {
+    reducer = std::make_unique<DataParallelReducer>(*dist, model.store, o.overlap_allreduce);
+    step.set_gradient_reducer(reducer.get());
+  }
   std::unique_ptr<Muon> muon;
   if (o.optimizer == OptimizerKind::Muon) {
     muon = std::make_unique<Muon>(model.store, o.muon, o.schedule.lr);

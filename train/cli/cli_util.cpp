@@ -3,9 +3,16 @@
 
 #include <omp.h>
 
+#include <chrono>
+
 #include "autograd/kernels/blas_setup.h"
 
 namespace cli {
+
+double command_seconds() {
+  static const auto start = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 void set_threads(int threads) {
   if (threads <= 0) return;

@@ -19,6 +19,12 @@ inline void add_common_options(cxxopts::Options& options) {
       ("h,help", "show this help");
 }
 
+// Seconds since this command began (its first call), for --budget's clock.
+double command_seconds();
+
+// Whether `name` is one of add_common_options' options.
+inline bool is_common_option(const std::string& name) { return name == "threads" || name == "help"; }
+
 // Sets OpenMP's (and OpenBLAS's, see kernels::set_blas_threads) thread count; 0 leaves
 // the default (all cores).
 void set_threads(int threads);

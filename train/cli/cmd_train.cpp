@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "autograd/base/errors.h"
+#include "autograd/base/fnv.h"
 #include "autograd/kernels/bf16.h"
 #include "checkpoints/checkpoint.h"
 #include "data/tokenizer_json.h"
@@ -16,6 +17,8 @@
 #include "train/budget/duration.h"
 #include "train/budget/plan.h"
 #include "train/budget/step_timer.h"
+#include "train/distributed/distributed.h"
+#include "train/metrics.h"
 #include "train/cli/cli_util.h"
 #include "train/cli/commands.h"
 #include "train/cli/init_from.h"
@@ -28,12 +31,6 @@
 namespace cli {
 
 namespace {
-
-// Seconds since this command began (its first call), for --budget's clock.
-double command_seconds() {
-  static const auto start = std::chrono::steady_clock::now();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // cxxopts types of the table's flag types (Note [Training flags]).
 void add_flag(cxxopts::OptionAdder& add, const train::TrainFlag& f) {
@@ -127,39 +124,35 @@ train::TrainOptions options_from_command_line(const cxxopts::ParseResult& r) {
   // Under --budget the recipe picks the optimizer (unless given): its
   // settings are checked once the plan has chosen (plan_budget).
   if (!(r.count("budget") && o.budget_fit == "all" && !given("optimizer"))) check_muon_settings(r, o);
-  if (!given("min-lr")) o.schedule.min_lr = o.schedule.lr / 10.0;
-  if (!given("lr-decay-steps")) o.schedule.decay_steps = o.max_steps;
   if (r.count("lr-decay-frac") && o.schedule.shape != train::LrShape::Wsd)
     throw tg::UsageError("--lr-decay-frac is the decay of --lr-schedule wsd; with the cosine schedule the "
                          "decay lasts until --lr-decay-steps: remove it or add --lr-schedule wsd");
-  if (o.schedule.warmup > o.schedule.decay_steps) {
-    // Two explicit flags that contradict each other are refused; otherwise
-    // the warmup yields to a short run (the decay then defaults to
-    // --max-steps, which may be below the warmup).
-    if (r.count("warmup") && r.count("lr-decay-steps"))
-      throw tg::UsageError("--warmup " + std::to_string(o.schedule.warmup) + " is longer than --lr-decay-steps " +
-                           std::to_string(o.schedule.decay_steps) +
-                           ", where the decay must already be over: lower --warmup or raise --lr-decay-steps");
-    o.schedule.warmup = o.schedule.decay_steps;
-  }
+  train::apply_derived_defaults(given, &o);  // Note [Derived defaults]
   o.threads = get<int>(r, "threads");
   return o;
 }
 
 // Note [Budget plan] in train/budget/plan.h: measures, chooses, prints the
 // choices with their reasons and keeps them in the options (so in the
-// checkpoint); arms the loop's guard unless --max-steps was given.
-void plan_budget(const cxxopts::ParseResult& r, train::TrainOptions* o) {
+// checkpoint); arms the loop's guard unless --max-steps was given. Under
+// mpirun every rank plans in lockstep on rank 0's readings (Note [Budget
+// everywhere]); the ranks then check that they made one plan.
+void plan_budget(const cxxopts::ParseResult& r, train::BudgetFit fit, train::Distributed& dist,
+                 train::TrainOptions* o) {
   const double budget_s = train::parse_duration_seconds(o->budget, "budget");
   train::CorpusFacts corpus;
   corpus.train_tokens = data::TokenFile(o->data_dir + "/train.bin").size();
   corpus.val_tokens = data::TokenFile(o->data_dir + "/val.bin").size();
-  std::printf("budget: %s for the whole run; measuring this machine...\n", o->budget.c_str());
+  std::printf("budget: %s for the whole run; measuring this machine%s...\n", o->budget.c_str(),
+              dist.size() > 1 ? (" (the " + std::to_string(dist.size()) + " processes stepping together)").c_str()
+                              : "");
   std::fflush(stdout);
-  train::PlanClock clock{[](const train::TrainOptions& c) { return train::measure_step_seconds(c); },
-                         [] { return command_seconds(); }};
+  train::PlanClock clock{
+      [&dist](const train::TrainOptions& c) { return dist.from_root(train::measure_step_seconds(c, &dist)); },
+      [&dist] { return dist.from_root(command_seconds()); }};
   const auto given = given_flags(r);
-  const train::BudgetPlan plan = train::plan_budget(*o, given, corpus, budget_s, o->budget_fit == "all", clock);
+  const train::BudgetPlan plan =
+      train::plan_budget(*o, given, corpus, train::PlanSetting{budget_s, fit, dist.size()}, clock);
   *o = plan.options;
   check_muon_settings(r, *o);
   o->budget_plan.clear();
@@ -176,7 +169,22 @@ void plan_budget(const cxxopts::ParseResult& r, train::TrainOptions* o) {
   if (!err.empty()) throw tg::UsageError("--budget " + o->budget + ": " + err);
 }
 
-int start_run(const cxxopts::ParseResult& r) {
+}  // namespace
+
+// The same on every rank of the job, one error line for all of them; false
+// on the ranks that leave the report to another.
+bool plan_budget_for_job(const cxxopts::ParseResult& r, train::BudgetFit fit, train::Distributed& dist,
+                         train::TrainOptions* o) {
+  return dist.agree_setup([&] {
+    plan_budget(r, fit, dist, o);
+    const std::string plan = o->budget_plan + "|" + std::to_string(o->max_steps);
+    return tg::fnv1a(plan.data(), plan.size());
+  });
+}
+
+namespace {
+
+int start_run(const cxxopts::ParseResult& r, train::Distributed& dist) {
   train::TrainOptions o = options_from_command_line(r);
   if (r.count("change-precision"))
     throw tg::UsageError("--change-precision is for --resume; a new run takes --precision alone");
@@ -190,7 +198,9 @@ int start_run(const cxxopts::ParseResult& r) {
   const std::string err = train::options_error(o);
   if (!err.empty()) throw tg::UsageError(err);
   set_threads(o.threads);  // before auto's measurement, which runs on the run's threads
-  if (!o.budget.empty()) plan_budget(r, &o);
+  if (!o.budget.empty() &&
+      !plan_budget_for_job(r, o.budget_fit == "all" ? train::BudgetFit::All : train::BudgetFit::Steps, dist, &o))
+    return 1;
   train::resolve_precision(&o);
   // Sharded, the moments are allocated per rank, for its slice only (Note
   // [Sharded optimizer state]): never whole, or they would set the peak.
@@ -201,7 +211,7 @@ int start_run(const cxxopts::ParseResult& r) {
   init.zero_residual_proj = o.zero_init_proj;
   nn::gpt_init(model, o.seed, init);
   o.seconds_before_loop = command_seconds();
-  return train::run_training(o, model, tokenizer.spec(), train::new_run_state(o.seed), false, false);
+  return train::run_training(o, model, tokenizer.spec(), train::new_run_state(o.seed), false, false, dist);
 }
 
 // A run resumes with the optimizer it was saved by, whose state the file
@@ -241,14 +251,13 @@ void resume_precision(const std::string& path, const std::string& saved, const c
   }
 }
 
-int resume_run(const cxxopts::ParseResult& r) {
+int resume_run(const cxxopts::ParseResult& r, train::Distributed& dist) {
   for (const auto& kv : r.arguments()) {
+    // The common options (--threads, --help) are not training flags; a
+    // Restates row (--optimizer, --precision) is checked below, once the
+    // saved value is known.
     const train::TrainFlag* f = train::find_train_flag(kv.key());
-    // --optimizer and --precision may restate the run's own (checked below,
-    // once it is known); --change-precision lets --precision change it.
-    const bool common = kv.key() == "threads" || kv.key() == "help" || kv.key() == "optimizer" ||
-                        kv.key() == "precision";
-    if (!common && !(f && f->resumable))
+    if (f ? f->resume == train::Resume::Refused : !is_common_option(kv.key()))
       throw tg::UsageError("--" + kv.key() + " cannot be changed when resuming: the run keeps the value "
                            "saved in its checkpoint (remove the flag, or start a new run)");
   }
@@ -276,7 +285,7 @@ int resume_run(const cxxopts::ParseResult& r) {
   }
   o.resumed_from = path;
   for (const train::TrainFlag& f : train::train_flags())
-    if (f.resumable && f.set && r.count(f.name)) f.set(o, flag_value(r, f));
+    if (f.resume == train::Resume::Changes && f.set && r.count(f.name)) f.set(o, flag_value(r, f));
   if (r.count("lr")) o.schedule.min_lr = std::min(o.schedule.min_lr, o.schedule.lr);
   o.threads = get<int>(r, "threads");
   const std::string err = train::options_error(o);
@@ -288,13 +297,25 @@ int resume_run(const cxxopts::ParseResult& r) {
                          "); pass --max-steps N with N > " + std::to_string(step) + " to train further");
   set_threads(o.threads);  // before auto's measurement (--change-precision --precision auto)
   resume_precision(path, saved_precision, r, &o);
+  if (!o.budget.empty()) {
+    // Note [Budget everywhere]: the budget's clock goes on from where the
+    // run's log got (the steps after the checkpoint were spent too); a
+    // --max-steps given takes the run out of the budget's hands.
+    if (r.count("max-steps")) {
+      o.budget_deadline_s = o.budget_hard_deadline_s = 0;
+    } else if (train::other_run_in(train::checkpoint_dir(path), ck.meta, path).empty()) {
+      o.budget_spent_s =
+          std::max(o.budget_spent_s, train::latest_elapsed_seconds(train::checkpoint_dir(path) + "/metrics.jsonl"));
+    }
+  }
   nn::GPT model = nn::gpt_create(o.model);
   model.store = std::move(ck.store);
   nn::gpt_bind_views(model);
   // Files from before format_version 2 carry no run id: the run gets one now.
   if (ck.meta.train.run_id.empty()) ck.meta.train.run_id = train::new_run_id();
-  return train::run_training(o, model, ck.meta.tokenizer, ck.meta.train, true,
-                             r.count("allow-data-change") > 0);
+  o.seconds_before_loop = command_seconds();
+  return train::run_training(o, model, ck.meta.tokenizer, ck.meta.train, true, r.count("allow-data-change") > 0,
+                             dist);
 }
 
 }  // namespace
@@ -312,11 +333,9 @@ int cmd_train(int argc, char** argv) {
   if (!r.unmatched().empty())
     throw tg::UsageError("unexpected argument '" + r.unmatched()[0] + "'; see 'tapegpt train --help'");
   command_seconds();  // the budget's clock starts with the command
-  if (r.count("init-from") && r.count("budget"))
-    throw tg::UsageError("--budget plans a new model and cannot start from --init-from's weights; give the "
-                         "fine-tuning run's steps with --max-steps instead");
-  if (r.count("init-from")) return init_from_run(r, options_from_command_line(r));
-  return r.count("resume") ? resume_run(r) : start_run(r);
+  train::Distributed dist;  // Note [Data parallelism]; one process unless run by mpirun
+  if (r.count("init-from")) return init_from_run(r, options_from_command_line(r), dist);
+  return r.count("resume") ? resume_run(r, dist) : start_run(r, dist);
 }
 
 }  // namespace cli

@@ -77,7 +77,7 @@ void check_tokenizer(const data::TokenizerSpec& data_spec, const data::Tokenizer
 
 }  // namespace
 
-int init_from_run(const cxxopts::ParseResult& r, train::TrainOptions o) {
+int init_from_run(const cxxopts::ParseResult& r, train::TrainOptions o, train::Distributed& dist) {
   const std::string path = get<std::string>(r, "init-from");
   if (r.count("resume"))
     throw tg::UsageError("--init-from starts a new run and --resume continues one: give only one of them");
@@ -100,6 +100,9 @@ int init_from_run(const cxxopts::ParseResult& r, train::TrainOptions o) {
   if (r.count("change-precision"))
     throw tg::UsageError("--change-precision is for --resume; a new run takes --precision alone");
   set_threads(o.threads);  // before auto's measurement, which runs on the run's threads
+  if (!o.budget.empty() &&
+      !plan_budget_for_job(r, o.budget_fit == "all" ? train::BudgetFit::FineTune : train::BudgetFit::Steps, dist, &o))
+    return 1;
   train::resolve_precision(&o);
 
   nn::GPT model;
@@ -126,7 +129,8 @@ int init_from_run(const cxxopts::ParseResult& r, train::TrainOptions o) {
   std::printf("initialised from %s (its step %lld); new run: step 0, fresh AdamW state and sampler\n",
               path.c_str(), static_cast<long long>(ck.meta.train.step));
 
-  return train::run_training(o, model, ck.meta.tokenizer, train::new_run_state(o.seed), false, false);
+  o.seconds_before_loop = command_seconds();
+  return train::run_training(o, model, ck.meta.tokenizer, train::new_run_state(o.seed), false, false, dist);
 }
 
 }  // namespace cli

@@ -77,6 +77,9 @@ class Distributed {
   void start_reduce_scatter(float* x, int64_t begin, int64_t end, int64_t slice);
   void wait_sums();
   double sum(double v);
+  // Rank 0's v on every rank: a decision (the --budget plan's measured
+  // times, its guard's step count) made once for the whole job.
+  double from_root(double v);
   // Note [Sharded optimizer state] in optimizer_shard.h: x[n] in slices of
   // `slice` floats, rank r's at x + r·slice (the last ones shorter or
   // empty). all_gather_slices: every rank's slice of x, in place, reaches

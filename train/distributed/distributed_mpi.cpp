@@ -300,6 +300,14 @@ double Distributed::sum(double v) {
   return total;
 }
 
+double Distributed::from_root(double v) {
+  if (!mpi_) return v;
+  MPI_Request request;
+  MPI_Ibcast(&v, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD, &request);
+  wait(&request, 1);
+  return v;
+}
+
 namespace {
 
 // Each rank's count and displacement for slices of `slice` elements over

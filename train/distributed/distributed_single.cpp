@@ -23,6 +23,7 @@ void Distributed::progress() {}
 void Distributed::start_reduce_scatter(float*, int64_t, int64_t, int64_t) {}
 void Distributed::wait_sums() {}
 double Distributed::sum(double v) { return v; }
+double Distributed::from_root(double v) { return v; }
 void Distributed::all_gather_slices(float*, int64_t, int64_t) {}
 void Distributed::all_gather_slices(double*, int64_t, int64_t) {}
 void Distributed::all_gather_slices(uint16_t*, int64_t, int64_t) {}

@@ -498,11 +498,15 @@ uint64_t run_fingerprint(const std::string& data_hash, const TrainOptions& o, co
   text += o.shard_optimizer ? "|sharded" : "|whole";  // every rank takes part in the same collectives
   for (const nn::ModelChoice& row : nn::model_choices())
     text += "|" + std::string(row.key) + "=" + nn::choice_name(row, o.model);
-  for (const checkpoints::Flag& f : options_to_flags(o))
+  for (const checkpoints::Flag& f : options_to_flags(o)) {
+    // The budget's clock is rank 0's to read (a resumed rank on another
+    // machine may not see the run's log): Note [Budget everywhere].
+    if (f.name == "budget_spent_s") continue;
     text += "|" + f.name + "=" + std::visit([](const auto& v) {
               if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return v;
               else return std::to_string(v);
             }, f.value);
+  }
   return checksum_floats(model.store.params.data(), model.store.total, tg::fnv1a(text.data(), text.size()));
 }
 

@@ -20,8 +20,12 @@ const double kTokensPerParameter = 1.5;
 // tapegpt's Muon default, which is 0.01 at 128 wide.
 const double kMuonLrAt512 = kDefaultMuonLr;
 // Fine-tuning starts from weights that already predict: its peak rate is
-// this share of a new model's (BENCHMARKS.md, "--budget everywhere").
+// this share of a new model's, and its steps read this share of the tokens
+// of a step of the ladder's rung of its size (more, smaller steps). Both
+// measured on two corpora, a third held out (BENCHMARKS.md, "--budget
+// everywhere").
 const double kFineTuneLrShare = 0.5;
+constexpr double kFineTuneBatchShare = 0.5;
 
 namespace {
 
@@ -191,19 +195,20 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
     return std::max(0.0, usable - clock.now()) / step_s * static_cast<double>(tokens_per_step(c));
   };
   if (fine_tune) {
-    // The checkpoint's shape, at about the tokens a step of the ladder's
-    // rung of its size.
+    // The checkpoint's shape, at a share of the tokens a step of the
+    // ladder's rung of its size.
     const int64_t rung = nearest_rung(o.model);
+    const double tokens = kFineTuneBatchShare * static_cast<double>(ladder_batch(rung) * ladder_context(rung));
     if (!given("batch-size"))
-      o.batch_size = std::max<int64_t>(
-          1, (ladder_batch(rung) * ladder_context(rung) + o.model.block_size / 2) / o.model.block_size);
+      o.batch_size = std::max<int64_t>(1, std::llround(tokens / static_cast<double>(o.model.block_size)));
     plan.step_seconds = clock.step_seconds(o);
     why.push_back("model: " + shape_text(o.model) + " (the checkpoint's), " + std::to_string(o.batch_size) +
                   " sequences a micro-batch" +
                   (given("batch-size") ? " (yours)"
-                                       : " (about the " + std::to_string(ladder_batch(rung) * ladder_context(rung)) +
-                                             " tokens of ladder rung " + std::to_string(rung + 1) +
-                                             ", the nearest in size)") +
+                                       : fmt(" (about %.0f tokens: ", tokens) +
+                                             fmt("%.2g of a step of ladder rung ", kFineTuneBatchShare) +
+                                             std::to_string(rung + 1) +
+                                             ", the nearest in size; fine-tuning learned more from smaller steps)") +
                   ", " + fmt("%.0f ms a step, measured", 1e3 * plan.step_seconds));
   } else if (!fit_all || shape_given) {
     plan.step_seconds = clock.step_seconds(o);

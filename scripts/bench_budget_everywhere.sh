@@ -69,10 +69,15 @@ score() {
   fi
 }
 
-# arm PART NAME DATA -- COMMAND...: runs COMMAND (its output to runs/PART-NAME.log), times it whole, scores
-# runs/PART-NAME/best.h5 and appends the row.
+# run_dir PART NAME: the arm's run directory, its name with every character but letters, digits, dots and
+# dashes made "_".
+run_dir() { echo "$WORK/runs/$1-$(printf '%s' "$2" | tr -c 'A-Za-z0-9.-' '_')"; }
+
+# arm PART NAME DATA -- COMMAND...: runs COMMAND (its output to RUNDIR.log), times it whole, scores
+# RUNDIR/best.h5 and appends the row (RUNDIR: run_dir PART NAME).
 arm() {
-  local part="$1" name="$2" data="$3" dir="$WORK/runs/$1-$2" t0 t1 rc=0
+  local part="$1" name="$2" data="$3" dir t0 t1 rc=0
+  dir="$(run_dir "$1" "$2")"
   shift 4
   echo "== $part, $name: $*" >&2
   t0="$(now)"
@@ -101,10 +106,10 @@ for part in "${parts[@]}"; do
       [[ -d "$WORK/kernel-c" ]] || bash scripts/large_corpus.sh "$WORK" 128 >&2
       data="$WORK/kernel-c"
       arm large "plan" "$data" -- "$TAPEGPT" train --data "$data" --budget "${large_minutes}m" --threads "$THREADS"
-      rung="$(grep -o 'ladder rung [0-9]*' "$WORK/runs/large-plan.log" | awk '{print $3 - 1}')"
-      [[ -n "$rung" ]] || { echo "bench_budget_everywhere.sh: the plan's run chose no ladder rung (see $WORK/runs/large-plan.log)" >&2; exit 1; }
+      rung="$(grep -o 'ladder rung [0-9]*' "$(run_dir large plan).log" | awk '{print $3 - 1}')"
+      [[ -n "$rung" ]] || { echo "bench_budget_everywhere.sh: the plan's run chose no ladder rung (see $(run_dir large plan).log)" >&2; exit 1; }
       read -r l w _ _ <<< "${LADDER[$rung]}"
-      grep -q "model: $l layers x $w wide" "$WORK/runs/large-plan.log" ||
+      grep -q "model: $l layers x $w wide" "$(run_dir large plan).log" ||
         { echo "bench_budget_everywhere.sh: LADDER here differs from train/budget/plan.cpp's kLadder" >&2; exit 1; }
       for r in $((rung - 1)) $((rung + 1)); do
         (( r >= 0 && r < ${#LADDER[@]} )) || continue
@@ -122,8 +127,9 @@ for part in "${parts[@]}"; do
       [[ -d "$WORK/c-headers-bytes" ]] || bash scripts/budget_corpora.sh "$WORK" c-headers-bytes >&2
       [[ -d "$WORK/kernel-c-32" ]] || {
         bash scripts/large_corpus.sh "$WORK/k32" 32 >&2 && mv "$WORK/k32/kernel-c" "$WORK/kernel-c-32"; }
-      base="$WORK/runs/finetune-base"
-      [[ -f "$base/ckpt.h5" ]] || arm finetune "base: kernel C, 5 min from scratch" "$WORK/kernel-c-32" -- \
+      base_name="base: kernel C, 5 min from scratch"
+      base="$(run_dir finetune "$base_name")"
+      [[ -f "$base/ckpt.h5" ]] || arm finetune "$base_name" "$WORK/kernel-c-32" -- \
         "$TAPEGPT" train --data "$WORK/kernel-c-32" --budget 5m --threads "$THREADS"
       data="$WORK/c-headers-bytes"
       arm finetune "--init-from --budget ${minutes}m" "$data" -- "$TAPEGPT" train --init-from "$base/ckpt.h5" \

@@ -271,7 +271,6 @@ BudgetPlan plan_budget(TrainOptions o, const std::function<bool(const std::strin
                   fmt(" (%.2g of a new model's: fine-tuning starts from weights that already predict)",
                       kFineTuneLrShare));
   }
-  apply_derived_defaults(given, &o);
   const double step_tokens = static_cast<double>(tokens_per_step(o));
 
   // Move 4's time: what is left once evaluations and saves are paid for.

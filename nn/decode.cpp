@@ -32,8 +32,8 @@ const float* Decoder::forward(const int32_t* ids, int64_t n) {
   arena_.reset();
   history_.insert(history_.end(), ids, ids + n);
   const autograd::OpContext ctx{&arena_, nullptr, run_precision(model_.store)};
-  const Tensor logits = gpt_forward(ctx, model_, ids, n, cache_);
-  return logits.data + (n - 1) * logits.size(2);
+  const Tensor logits = gpt_forward(ctx, model_, ids, n, cache_, Logits::LastRow);
+  return logits.data;
 }
 
 }  // namespace nn

@@ -141,7 +141,7 @@ Tensor activation(const OpContext& ctx, const GPTConfig& c, const Tensor& x) {
 namespace {
 
 Tensor forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B, int64_t T,
-               uint64_t dropout_seed, float* attention_probs, KvCache* cache) {
+               uint64_t dropout_seed, float* attention_probs, KvCache* cache, Logits rows) {
   const GPTConfig& c = m.config;
   const int64_t pos0 = cache ? cache->length() : 0;  // the first new token's position
   TG_CHECK(T >= 1 && pos0 + T <= c.block_size);
@@ -183,6 +183,9 @@ Tensor forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B
     }
   }
   if (cache) cache->advance(T);
+  // Only the last position's logits wanted: the head (norm and output
+  // matmul, both row by row) reads the last row alone.
+  if (rows == Logits::LastRow && T > 1) x = autograd::tensor_view(x.data + (T - 1) * c.n_embd, nullptr, {1, 1, c.n_embd});
   const autograd::BlockMark head(ctx, -1, 1);
   x = norm(ctx, c, x, m.ln_f_weight, m.ln_f_bias);
   Tensor logits = autograd::linear(ctx, x, m.lm_head, Tensor{});
@@ -194,12 +197,13 @@ Tensor forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B
 
 Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64_t B, int64_t T,
                    uint64_t dropout_seed, float* attention_probs) {
-  return forward(ctx, m, ids, B, T, dropout_seed, attention_probs, nullptr);
+  return forward(ctx, m, ids, B, T, dropout_seed, attention_probs, nullptr, Logits::AllRows);
 }
 
-Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64_t T, KvCache& cache) {
+Tensor gpt_forward(const OpContext& ctx, const GPT& m, const int32_t* ids, int64_t T, KvCache& cache,
+                   Logits rows) {
   TG_CHECK(!ctx.tape && "the KV cache is for inference: no tape");
-  return forward(ctx, m, ids, 1, T, 0, nullptr, &cache);
+  return forward(ctx, m, ids, 1, T, 0, nullptr, &cache, rows);
 }
 
 Tensor gpt_loss(const OpContext& ctx, const GPT& model, const int32_t* ids, const int32_t* targets,

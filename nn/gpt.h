@@ -98,10 +98,13 @@ Tensor gpt_forward(const autograd::OpContext& ctx, const GPT& model, const int32
 // inference only (ctx has no tape), one sequence. ids[1,T] are positions
 // cache.length()…cache.length()+T-1 (at most block_size in all); attention
 // reads the cached keys and values and appends these T positions'. Returns
-// their logits [1,T,V] (those of the last predict the next token); the cache
+// their logits [1,T,V] (those of the last predict the next token), or with
+// Logits::LastRow only the last row's [1,1,V]: what a sampler reads (the
+// output matmul is often a pass's largest: GPT-2's 50257 rows); the cache
 // then holds T more positions.
+enum class Logits { AllRows, LastRow };
 Tensor gpt_forward(const autograd::OpContext& ctx, const GPT& model, const int32_t* ids, int64_t T,
-                   KvCache& cache);
+                   KvCache& cache, Logits rows = Logits::AllRows);
 
 // One training micro-batch's loss: gpt_forward, then the mean cross-entropy
 // against targets[B,T]: what a taped step records.

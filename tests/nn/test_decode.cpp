@@ -133,6 +133,31 @@ TEST_CASE("a prompt read in one pass, or in pieces, gives the logits of one toke
   }
 }
 
+TEST_CASE("a pass that wants only the last row's logits gives that row of the all-rows pass", "[decode]") {
+  // The head (final norm, output matmul) on one row: its matmul sums each
+  // logit in another order than on T rows, so equal to float32 rounding.
+  for (nn::GPTConfig c : option_configs()) {
+    c.n_embd = 64;
+    c.n_head = 4;
+    c.block_size = 48;
+    c.vocab_size = 65;
+    INFO(describe(c));
+    const nn::GPT m = testing::tiny_model(c, 7, 1.0f);
+    const testing::Batch b = testing::tiny_batch(1, c.block_size, c.vocab_size);
+    const std::vector<float> all_rows = cached_one_pass(m, b.inputs);
+    const std::vector<float> last(all_rows.end() - c.vocab_size, all_rows.end());
+    nn::KvCache cache(c);
+    autograd::Arena arena;
+    const autograd::Tensor logits = nn::gpt_forward({&arena, nullptr, nn::run_precision(m.store)}, m,
+                                                    b.inputs.data(), b.T, cache, nn::Logits::LastRow);
+    REQUIRE(logits.numel() == c.vocab_size);
+    double scale = 0.0;
+    for (float l : last) scale = std::max(scale, double(std::fabs(l)));
+    CHECK(largest_difference(last, logits.data) <= 1e-5 * std::max(1.0, scale));
+    CHECK(cache.length() == b.T);
+  }
+}
+
 TEST_CASE("past block_size the decoder matches a forward over the cropped context", "[decode]") {
   for (const nn::GPTConfig& c : option_configs()) {  // block_size 8
     INFO(describe(c));

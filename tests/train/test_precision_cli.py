@@ -7,12 +7,14 @@ records the precision and a resume keeps it, refuses another unless
 --change-precision, and continues in the new one with it; `auto` picks bf16
 where oneDNN runs it natively and measures it faster, fp32 where it would be
 emulated, and says why; eval, sample, attention and bench take the flag,
-and under auto follow the checkpoint's precision; --logit-softcap trains and
+and under auto follow the checkpoint's precision (sample: unless the other
+generates 1.1x faster, measured); --logit-softcap trains and
 resumes bit-exactly in bf16; mistakes get one error line and leave no file.
 Run by CTest as: test_precision_cli.py PATH/TO/tapegpt
 """
 import json
 import os
+import re
 import sys
 import unittest
 
@@ -178,6 +180,33 @@ class PrecisionCli(unittest.TestCase):
             text = run("eval", "--ckpt", ckpt, "--tokens", val).stdout
             trained = "float32" if precision == "fp32" else "bf16"
             self.assertIn(f"auto: the checkpoint's own (trained in {trained}", text)
+
+    def test_sample_measures_which_precision_generates_faster(self):
+        # Note [Sampling precision]: under auto, sample times a token in each
+        # precision and switches from the checkpoint's only for 1.1x.
+        pattern = re.compile(r"^precision: (fp32|bf16) \(auto: a token measured ([0-9.e+]+) ms in (fp32|bf16) "
+                             r"\(the checkpoint's\), ([0-9.e+]+) ms in (fp32|bf16): (the faster|not 1\.1× faster)")
+        for trained in ("fp32", "bf16"):
+            ckpt = os.path.join(self.runs[trained][0], "ckpt.h5")
+            err = run("sample", "--ckpt", ckpt, "--max-new-tokens", "40").stderr
+            lines = [l for l in err.splitlines() if l.startswith("precision:")]
+            self.assertEqual(len(lines), 1, err)
+            m = pattern.match(lines[0])
+            self.assertIsNotNone(m, lines[0])
+            chosen, own_ms, own, other_ms, other, verdict = m.groups()
+            self.assertEqual(own, trained)
+            self.assertNotEqual(other, trained)
+            if verdict == "the faster":
+                self.assertEqual(chosen, other)
+                self.assertLess(float(other_ms) * 1.1, float(own_ms) * 1.01)  # printed to 3 digits
+            else:
+                self.assertEqual(chosen, own)
+                self.assertGreater(float(other_ms) * 1.1, float(own_ms) * 0.99)
+            # A short generation, or an explicit flag, measures nothing.
+            short = run("sample", "--ckpt", ckpt, "--max-new-tokens", "5").stderr
+            self.assertIn(f"precision: {trained} (auto: the checkpoint's own", short)
+            fixed = run("sample", "--ckpt", ckpt, "--max-new-tokens", "40", "--precision", "fp32").stderr
+            self.assertIn("precision: fp32 (asked for", fixed)
 
     def test_inference_commands_take_the_flag(self):
         ckpt = os.path.join(self.runs["bf16"][0], "ckpt.h5")

@@ -24,10 +24,10 @@ LoadedModel load_model(const std::string& path) {
                      ck.meta.train.step, train::precision_of_saved(trained)};
 }
 
-void add_precision_option(cxxopts::Options& options) {
+void add_precision_option(cxxopts::Options& options, const std::string& auto_means) {
   options.add_options()("precision",
-                        "fp32 | bf16 | auto: the matmuls in float32, or with bf16 operands and float32 sums; auto "
-                        "runs the precision the checkpoint was trained in",
+                        "fp32 | bf16 | auto: the matmuls in float32, or with bf16 operands and float32 sums; auto " +
+                            auto_means,
                         cxxopts::value<std::string>()->default_value("auto"));
 }
 

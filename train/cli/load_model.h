@@ -28,7 +28,8 @@ LoadedModel load_model(const std::string& ckpt_path);
 // --precision fp32|bf16|auto (default auto: the precision the checkpoint
 // was trained in) for a command that runs a checkpoint, and applying it to
 // the loaded model (train/precision.h).
-void add_precision_option(cxxopts::Options& options);
+void add_precision_option(cxxopts::Options& options,
+                          const std::string& auto_means = "runs the precision the checkpoint was trained in");
 train::PrecisionChoice apply_precision(const cxxopts::ParseResult& r, LoadedModel& lm);
 
 }  // namespace cli

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "autograd/kernels/attention_flash.h"
@@ -130,12 +131,28 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, train:
   const double attention = static_cast<double>(L) *
       (time_call([&] { attention_forward(y.data(), lse.data(), qkv.data(), B, T, C, NH, 0.0f, 0); }) +
        time_call([&] { attention_backward(dqkv.data(), dy.data(), y.data(), qkv.data(), lse.data(), B, T, C, NH, 0.0f, 0); }));
+  // The norm, activation and position kernels the config runs.
+  const bool rms = c.norm == nn::NormKind::RMSNorm;
   const double layernorm = static_cast<double>(norms) *
-      (time_call([&] { kernels::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), bias.data(), N, C); }) +
-       time_call([&] { kernels::layernorm_backward(dx.data(), dw.data(), dbias.data(), dy.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C); }));
+      (rms ? time_call([&] { kernels::rmsnorm_forward(y.data(), rstd.data(), x.data(), w.data(), N, C); }) +
+                 time_call([&] { kernels::rmsnorm_backward(dx.data(), dw.data(), dy.data(), x.data(), w.data(), rstd.data(), N, C); })
+           : time_call([&] { kernels::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), bias.data(), N, C); }) +
+                 time_call([&] { kernels::layernorm_backward(dx.data(), dw.data(), dbias.data(), dy.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C); }));
+  const int64_t act_in = c.mlp == nn::MlpKind::Swiglu ? H / 2 : H;  // SwiGLU's output is half c_fc's rows
   const double gelu = static_cast<double>(L) *
-      (time_call([&] { kernels::gelu_forward(y.data(), x.data(), N * H); }) +
-       time_call([&] { kernels::gelu_backward(dx.data(), dy.data(), x.data(), N * H); }));
+      (c.mlp == nn::MlpKind::Relu2
+           ? time_call([&] { kernels::relu2_forward(y.data(), x.data(), N * H); }) +
+                 time_call([&] { kernels::relu2_backward(dx.data(), dy.data(), x.data(), N * H); })
+       : c.mlp == nn::MlpKind::Swiglu
+           ? time_call([&] { kernels::swiglu_forward(y.data(), x.data(), N, act_in); }) +
+                 time_call([&] { kernels::swiglu_backward(dx.data(), dy.data(), x.data(), N, act_in); })
+           : time_call([&] { kernels::gelu_forward(y.data(), x.data(), N * H); }) +
+                 time_call([&] { kernels::gelu_backward(dx.data(), dy.data(), x.data(), N * H); })) +
+      (c.pos_encoding == nn::PosEncoding::Rope
+           ? static_cast<double>(L) *
+                 (time_call([&] { kernels::rope_forward(qkv.data(), qkv.data(), B, T, C, NH, 0); }) +
+                  time_call([&] { kernels::rope_backward(dqkv.data(), qkv.data(), B, T, C, NH, 0); }))
+           : 0.0);
   const double softmax = time_call([&] { kernels::crossentropy_forward(losses.data(), dlogits.data(), logits.data(), ids.data(), N, V); }) +
                          time_call([&] { kernels::crossentropy_backward(logits.data(), dlogits.data(), ids.data(), 1.0f / N, N, V); });
   const double other = time_call([&] { kernels::embedding_forward(y.data(), ids.data(), w.data(), w.data(), B, T, C); }) +
@@ -146,8 +163,12 @@ std::vector<ProfileEntry> profile_step(const nn::GPTConfig& c, int64_t B, train:
       {bf16 ? "matmul, bf16 (linear layers + lm_head)" : "matmul (linear layers + lm_head)", matmul}};
   if (bf16) entries.push_back({"rounding to bf16 (inputs, out grads, v)", rounding});
   entries.insert(entries.end(), {{"attention", attention},
-                                 {"layernorm", layernorm},
-                                 {"gelu", gelu},
+                                 {rms ? "rmsnorm" : "layernorm", layernorm},
+                                 {std::string(c.mlp == nn::MlpKind::Relu2    ? "relu2"
+                                              : c.mlp == nn::MlpKind::Swiglu ? "swiglu"
+                                                                             : "gelu") +
+                                      (c.pos_encoding == nn::PosEncoding::Rope ? " + rope" : ""),
+                                  gelu},
                                  {"softmax/cross-entropy", softmax},
                                  {"embedding + residual adds", other}});
   return entries;
@@ -209,12 +230,19 @@ BenchResult run_bench(const BenchOptions& o) {
   set_precision(model.store, o.precision);
   tg::Rng rng(2);
   UniformTokens batches(c.vocab_size, B * T);
-  TrainStep step(model, StepShape{B, T, 1});
+  TrainStep step(model, StepShape{B, T, o.grad_accum});
+  std::unique_ptr<Muon> muon;
+  if (o.optimizer == OptimizerKind::Muon) {
+    muon = std::make_unique<Muon>(model.store, o.muon, o.muon_lr);
+    step.set_muon(muon.get());
+  }
   std::vector<double> step_times, opt_times;
   for (int64_t s = 0; s < o.warmup + o.steps; ++s) {
-    // The trainer's step (train_step.cpp), on synthetic tokens at a fixed lr.
+    // The trainer's step (train_step.cpp), on synthetic tokens at a fixed
+    // small rate (the tokens must not drive the weights anywhere odd).
     const auto t0 = Clock::now();
-    const StepResult sr = step.run(batches, rng, AdamWConfig{}, 1e-4f, s + 1);
+    const float lr = static_cast<float>(o.optimizer == OptimizerKind::Muon ? 1e-3 * o.muon_lr : 1e-4);
+    const StepResult sr = step.run(batches, rng, AdamWConfig{}, lr, s + 1);
     const double seconds_step = seconds(t0);
     if (s >= o.warmup) {
       step_times.push_back(seconds_step);
@@ -223,7 +251,7 @@ BenchResult run_bench(const BenchOptions& o) {
   }
   r.step_seconds = median(step_times);
   r.optimizer_seconds = median(opt_times);
-  r.tokens_per_s = static_cast<double>(B * T) / r.step_seconds;
+  r.tokens_per_s = static_cast<double>(B * T * o.grad_accum) / r.step_seconds;
   r.model_flops_per_s = r.tokens_per_s * nn::training_flops_per_token(c);
   r.parameter_bytes = model.store.total * 4;
   r.gradient_bytes = r.parameter_bytes;
@@ -234,8 +262,11 @@ BenchResult run_bench(const BenchOptions& o) {
   r.peak_rss_bytes = static_cast<int64_t>(ru.ru_maxrss) * 1024;
 
   if (o.profile) {
-    r.profile = profile_step(c, B, o.precision);
-    r.profile.push_back({"optimizer (clip norm + AdamW + zero)", r.optimizer_seconds});
+    r.profile = profile_step(c, B, o.precision);  // one micro-batch's kernels
+    for (ProfileEntry& e : r.profile) e.seconds *= static_cast<double>(o.grad_accum);
+    r.profile.push_back({o.optimizer == OptimizerKind::Muon ? "optimizer (clip norm + Muon/AdamW + zero)"
+                                                            : "optimizer (clip norm + AdamW + zero)",
+                         r.optimizer_seconds});
   }
   if (o.naive_attention) r.attention = compare_attention_kernels(c, B);
   if (o.sample_tokens > 0) {

@@ -10,6 +10,7 @@
 
 #include "nn/config.h"
 #include "nn/gpt.h"
+#include "train/optimizer.h"
 #include "train/precision.h"
 
 namespace train {
@@ -24,6 +25,12 @@ struct BenchOptions {
   bool profile = true;
   bool naive_attention = false;  // also time the naive T×T attention kernels against the blockwise ones
   train::Precision precision = train::Precision::Fp32;  // of the step and the sampling (--precision)
+  int64_t grad_accum = 1;    // micro-batches a step
+  // The step's optimizer: AdamW, or Muon over the blocks' matrices at
+  // muon_lr (its AdamW rows scaled as Note [Muon] says).
+  OptimizerKind optimizer = OptimizerKind::AdamW;
+  MuonConfig muon;
+  double muon_lr = 0.02;
 };
 
 struct ProfileEntry {
@@ -44,7 +51,7 @@ struct BenchResult {
   double tokens_per_s = 0;
   double model_flops_per_s = 0;   // training_flops_per_token × tokens/s
   double sgemm_peak_flops = 0;    // measured in the same process
-  double optimizer_seconds = 0;   // median of clip-norm + AdamW + zeroing per step
+  double optimizer_seconds = 0;   // median of clip-norm + the optimizer (AdamW or Muon) + zeroing per step
   int64_t peak_rss_bytes = 0;
   int64_t parameter_bytes = 0, gradient_bytes = 0, moment_bytes = 0, activation_bytes = 0;
   std::vector<ProfileEntry> profile;

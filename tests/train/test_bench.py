@@ -84,6 +84,33 @@ class Bench(unittest.TestCase):
         self.assertIn("matmul, bf16 (linear layers + lm_head)", text)
         self.assertIn("rounding to bf16 (inputs, out grads, v)", text)
 
+    def test_model_flags_and_budget_rungs(self):
+        # The shapes --budget picks, timed as it trains them: the rung's
+        # shape, context, batch and optimizer (Muon), its norm and MLP in
+        # the profile; train's model flags over any shape.
+        quick = ["--steps", "1", "--warmup", "0", "--sample-tokens", "0", "--threads", "2", "--json",
+                 "--precision", "fp32"]
+        r = json.loads(bench("--budget-rung", "1", *quick))
+        self.assertEqual((r["n_layer"], r["n_embd"], r["T"], r["batch"], r["optimizer"]), (2, 128, 128, 24, "muon"))
+        self.assertEqual(set(r["profile_s"]), {"matmul", "attention", "rmsnorm", "relu2", "softmax", "embedding",
+                                               "optimizer"})
+        r3 = json.loads(bench("--budget-rung", "3", "--batch-size", "2", *quick, "--no-profile"))
+        self.assertEqual((r3["n_layer"], r3["n_embd"], r3["batch"]), (4, 192, 2))
+        r = json.loads(bench(*TINY[:-4], "--n-layer", "2", "--mlp", "swiglu", "--optimizer", "muon", "--grad-accum", "2",
+                             *quick))
+        self.assertEqual((r["n_layer"], r["n_embd"], r["optimizer"], r["grad_accum"]), (2, 256, "muon", 2))
+        self.assertEqual(r["shape"], "S --n-layer 2 --mlp swiglu --grad-accum 2 --optimizer muon")  # table order
+        self.assertIn("swiglu", r["profile_s"])
+        self.assertAlmostEqual(r["tokens_per_s"] * r["step_s"], 2 * 2 * 16, delta=0.5)  # both micro-batches' tokens
+        for args, mention in ((["--budget-rung", "9"], "--budget-rung"), (["--budget-rung", "1", "--shape", "S"], "--shape"),
+                              (["--sgemm-rate", "--n-layer", "3"], "--n-layer"),
+                              (["--shape", "S", "--muon-momentum", "0.9"], "--optimizer muon"),
+                              (["--shape", "S", "--mlp", "tanh"], "--mlp")):
+            p = subprocess.run([TAPEGPT, "bench", *args], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertEqual(p.stderr.strip().count("\n"), 0, p.stderr)
+            self.assertIn(mention, p.stderr)
+
     def test_sgemm_rate(self):
         r = json.loads(bench("--sgemm-rate", "--json", "--threads", "2"))
         self.assertEqual(set(r["sgemm_gflops_by_size"]), {"1024", "1536", "2048"})

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "autograd/base/check.h"
 #include "autograd/base/errors.h"
 #include "nn/params.h"
 #include "train/evaluate.h"
@@ -138,6 +139,16 @@ int64_t ladder_context(int64_t rung) {
 }
 
 int64_t ladder_batch(int64_t rung) { return ladder_context(rung) == 128 ? 24 : 16; }
+
+TrainOptions budget_rung_options(int64_t rung, TrainOptions o) {
+  TG_CHECK(rung >= 0 && rung < ladder_rungs());
+  for (const RecipeFlag& r : kBudgetRecipe) set_flag_from_text(*find_train_flag(r.flag), r.value, &o);
+  o.model = ladder_rung(rung, o.model);
+  o.model.block_size = ladder_context(rung);
+  o.batch_size = ladder_batch(rung);
+  o.schedule.lr = budget_muon_lr(o.model.n_embd);
+  return o;
+}
 
 double budget_muon_lr(int64_t width) { return kMuonLrAt512 * std::sqrt(static_cast<double>(width) / 512.0); }
 

@@ -99,6 +99,11 @@ int64_t ladder_rungs();
 nn::GPTConfig ladder_rung(int64_t rung, const nn::GPTConfig& base);
 int64_t ladder_context(int64_t rung);
 int64_t ladder_batch(int64_t rung);  // sequences a step at that rung's context
+// What a --budget run on rung `rung` (0-based) trains: `base` with the
+// recipe (move 1), the rung's shape, context and batch, and Muon's rate for
+// its width (move 2). For `tapegpt bench --budget-rung`, which times the
+// steps the planner chooses among.
+TrainOptions budget_rung_options(int64_t rung, TrainOptions base);
 // Muon's peak learning rate for a model `width` wide (move 2).
 double budget_muon_lr(int64_t width);
 // Fine-tuning's peak rate: this share of a new model's (move 2).

@@ -15,11 +15,14 @@
 #include "nn/gpt.h"
 #include "nn/params.h"
 #include "train/bench.h"
+#include "train/budget/plan.h"
 #include "train/cli/cli_util.h"
+#include "train/cli/train_flag_options.h"
 #include "train/cli/commands.h"
 #include "train/peak_flops.h"
 #include "train/precision.h"
 #include "train/presets.h"
+#include "train/train_flags.h"
 
 namespace cli {
 
@@ -180,6 +183,59 @@ int print_bf16_rate(bool json, bool emulated) {
   return 0;
 }
 
+// A flag's value as the command line wrote it, for the shape's name.
+std::string flag_text(const train::FlagValue& v) {
+  if (const auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (const auto* d = std::get_if<double>(&v)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", *d);
+    return text;
+  }
+  return std::get<std::string>(v);
+}
+
+// Of the training flags, those bench takes: the model's (but --block-size,
+// bench's own) and the optimizer's, so a shape and its optimizer are
+// spelled as for `train`.
+bool bench_takes(const train::TrainFlag& f) {
+  if (f.name.empty() || f.name == "block-size") return false;
+  return f.group == "model" || f.name == "optimizer" || f.name == "grad-accum" || f.name == "muon-momentum";
+}
+
+// The shape and optimizer to time: --shape's (or --budget-rung's), then the
+// training flags given on the command line over it.
+void bench_model(const cxxopts::ParseResult& r, train::BenchOptions* o, std::string* name) {
+  train::TrainOptions t = train::default_options();
+  if (r.count("budget-rung")) {
+    if (r.count("shape")) throw tg::UsageError("--budget-rung names a shape: drop --shape");
+    const int64_t rung = get<int64_t>(r, "budget-rung");
+    if (rung < 1 || rung > train::ladder_rungs())
+      throw tg::UsageError("--budget-rung must be between 1 and " + std::to_string(train::ladder_rungs()) +
+                           " (the --budget ladder's rungs, smallest first)");
+    t.model.vocab_size = 65;  // Tiny Shakespeare's characters, as S and M
+    t = train::budget_rung_options(rung - 1, t);
+    *name = "rung" + std::to_string(rung);
+  } else {
+    *name = get<std::string>(r, "shape");
+    t.model = bench_shape(*name, &t.batch_size);
+  }
+  if (r.count("vocab-size")) t.model.vocab_size = get<int64_t>(r, "vocab-size");
+  for (const train::TrainFlag& f : train::train_flags())
+    if (bench_takes(f) && f.set && r.count(f.name)) {
+      f.set(t, train_flag_value(r, f));
+      *name += " --" + f.name + (f.type == train::FlagType::Switch ? "" : " " + flag_text(train_flag_value(r, f)));
+    }
+  if (t.optimizer == train::OptimizerKind::AdamW && r.count("muon-momentum"))
+    throw tg::UsageError("--muon-momentum is a setting of --optimizer muon");
+  if (t.optimizer == train::OptimizerKind::Muon && !r.count("budget-rung")) t.schedule.lr = train::kDefaultMuonLr;
+  o->model = t.model;
+  o->batch_size = t.batch_size;
+  o->grad_accum = t.grad_accum;
+  o->optimizer = t.optimizer;
+  o->muon = t.muon;
+  o->muon_lr = t.schedule.lr;
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
@@ -187,11 +243,16 @@ int cmd_bench(int argc, char** argv) {
                         "Measure training throughput, memory and where a step's time goes, plus\n"
                         "KV-cache sampling speed, on synthetic tokens.\n"
                         "  tapegpt bench --shape S|M|G|demo [--batch-size B] [--block-size T] [--steps N]\n"
+                        "  tapegpt bench --budget-rung N   (the shape, batch and optimizer --budget trains at rung N)\n"
+                        "  tapegpt bench --shape S --n-layer 2 --mlp relu2 --optimizer muon  (train's model flags)\n"
                         "  tapegpt bench --sgemm-rate    (OpenBLAS's own rate, square 1024-2048)\n"
                         "  tapegpt bench --bf16-rate     (oneDNN's bf16 matmuls against float32 at GPT shapes; native bf16 only)\n"
                         "  tapegpt bench --shape S --tape  (one step's recorded graph and memory plan)");
   opts.add_options()
       ("shape", "S, M, G (see BENCHMARKS.md) or a preset name", cxxopts::value<std::string>()->default_value("S"))
+      ("budget-rung", "time rung N (1 = smallest) of train --budget's ladder of shapes, with its recipe: shape, "
+                      "context, batch, Muon (vocab 65, Tiny Shakespeare's characters)", cxxopts::value<int64_t>())
+      ("vocab-size", "override the vocabulary size", cxxopts::value<int64_t>())
       ("batch-size", "sequences per step (default: the shape's)", cxxopts::value<int64_t>())
       ("block-size", "override the context length T", cxxopts::value<int64_t>())
       ("steps", "timed steps (the median is reported)", cxxopts::value<int64_t>()->default_value("10"))
@@ -211,25 +272,34 @@ int cmd_bench(int argc, char** argv) {
                     "auto picks bf16 where oneDNN runs it natively and measures it faster (Note [auto precision])",
        cxxopts::value<std::string>()->default_value("auto"));
   add_common_options(opts);
+  {
+    cxxopts::OptionAdder add = opts.add_options("model and optimizer (as train's; over --shape's or --budget-rung's)");
+    for (const train::TrainFlag& f : train::train_flags())
+      if (bench_takes(f)) add_train_flag(add, f, /*with_default=*/false);
+  }
   cxxopts::ParseResult r;
   if (!parse_or_help(opts, argc, argv, &r)) return 0;
+  // The training flags describe a step to time: not with the rate-only modes.
+  std::vector<std::string> shape_flags = {"shape", "batch-size", "block-size", "steps", "warmup", "sample-tokens",
+                                          "no-profile", "naive-attention", "tape", "precision", "budget-rung",
+                                          "vocab-size"};
+  for (const train::TrainFlag& f : train::train_flags())
+    if (bench_takes(f)) shape_flags.push_back(f.name);
   if (r.count("bf16-rate")) {
-    for (const char* flag : {"shape", "batch-size", "block-size", "steps", "warmup", "sample-tokens", "no-profile",
-                             "naive-attention", "tape", "sgemm-rate", "precision"})
-      if (r.count(flag))
-        throw tg::UsageError(std::string("--bf16-rate measures only the bf16 and float32 matmuls; drop --") + flag);
+    for (const std::string& flag : shape_flags)
+      if (r.count(flag)) throw tg::UsageError("--bf16-rate measures only the bf16 and float32 matmuls; drop --" + flag);
+    if (r.count("sgemm-rate")) throw tg::UsageError("--bf16-rate measures only the bf16 and float32 matmuls; drop --sgemm-rate");
     return print_bf16_rate(r.count("json") > 0, r.count("emulated") > 0);
   }
   if (r.count("emulated")) throw tg::UsageError("--emulated goes with --bf16-rate only");
   if (r.count("sgemm-rate")) {
-    for (const char* flag : {"shape", "batch-size", "block-size", "steps", "warmup", "sample-tokens", "no-profile",
-                             "naive-attention", "tape", "precision"})
-      if (r.count(flag))
-        throw tg::UsageError(std::string("--sgemm-rate measures only OpenBLAS's sgemm; drop --") + flag);
+    for (const std::string& flag : shape_flags)
+      if (r.count(flag)) throw tg::UsageError("--sgemm-rate measures only OpenBLAS's sgemm; drop --" + flag);
     return print_sgemm_rate(r.count("json") > 0);
   }
   train::BenchOptions o;
-  o.model = bench_shape(get<std::string>(r, "shape"), &o.batch_size);
+  std::string shape_name;
+  bench_model(r, &o, &shape_name);
   if (r.count("batch-size")) o.batch_size = get<int64_t>(r, "batch-size");
   if (r.count("block-size")) o.model.block_size = get<int64_t>(r, "block-size");
   const train::AutoShape shape{o.batch_size * o.model.block_size, o.model.n_embd};
@@ -270,8 +340,9 @@ int cmd_bench(int argc, char** argv) {
                 "\"flops_per_token\":%.0f,\"matmul_flops_per_token\":%.0f,\"model_gflops\":%.2f,\"sgemm_peak_gflops\":%.2f,\"optimizer_s\":%.6f,"
                 "\"peak_rss_mib\":%.1f,\"sample_tokens_per_s\":%s,\"blas_core\":\"%s\","
                 "\"blas_build\":\"%s\",\"blas_split\":%s,\"precision\":\"%s\",\"precision_reason\":\"%s\","
-                "\"precision_speedup\":%s,\"dnnl_isa\":\"%s\",\"dnnl_kernels\":%s",
-                get<std::string>(r, "shape").c_str(), static_cast<long long>(o.batch_size),
+                "\"precision_speedup\":%s,\"dnnl_isa\":\"%s\",\"dnnl_kernels\":%s,\"optimizer\":\"%s\",\"grad_accum\":%lld,"
+                "\"n_layer\":%lld,\"n_embd\":%lld,\"vocab\":%lld",
+                shape_name.c_str(), static_cast<long long>(o.batch_size),
                 static_cast<long long>(o.model.block_size), omp_get_max_threads(), b.step_seconds, b.tokens_per_s,
                 flops_tok, 6.0 * static_cast<double>(nn::matmul_parameters(o.model)), b.model_flops_per_s / 1e9, b.sgemm_peak_flops / 1e9, b.optimizer_seconds,
                 mib(static_cast<double>(b.peak_rss_bytes)),
@@ -281,7 +352,10 @@ int cmd_bench(int argc, char** argv) {
                 precision.reason.c_str(),
                 json_number_or_null(precision.measured_speedup > 0, precision.measured_speedup).c_str(),
                 kernels::dnnl_effective_isa().c_str(),
-                json_strings(kernels::bf16_matmul_kernels()).c_str());
+                json_strings(kernels::bf16_matmul_kernels()).c_str(),
+                o.optimizer == train::OptimizerKind::Muon ? "muon" : "adamw", static_cast<long long>(o.grad_accum),
+                static_cast<long long>(o.model.n_layer), static_cast<long long>(o.model.n_embd),
+                static_cast<long long>(o.model.vocab_size));
     // Seconds per step by kernel category, for scripts to compare (the
     // optimizer entry is the real step's; the rest are replayed kernels).
     if (!b.profile.empty()) {
@@ -301,7 +375,7 @@ int cmd_bench(int argc, char** argv) {
     return 0;
   }
   std::printf("shape %s: vocab %lld, %lld layers, %lld heads, n_embd %lld, T %lld, B %lld (OpenBLAS %s)\n",
-              get<std::string>(r, "shape").c_str(), static_cast<long long>(o.model.vocab_size),
+              shape_name.c_str(), static_cast<long long>(o.model.vocab_size),
               static_cast<long long>(o.model.n_layer), static_cast<long long>(o.model.n_head),
               static_cast<long long>(o.model.n_embd), static_cast<long long>(o.model.block_size),
               static_cast<long long>(o.batch_size), kernels::blas_description().c_str());
@@ -312,7 +386,8 @@ int cmd_bench(int argc, char** argv) {
               flops_tok / 1e6, 100.0 * b.model_flops_per_s / b.sgemm_peak_flops, b.sgemm_peak_flops / 1e9);
   if (!kernels::bf16_matmul_kernels().empty())
     std::printf("bf16 matmuls ran oneDNN's %s\n", joined(kernels::bf16_matmul_kernels(), ", ").c_str());
-  std::printf("optimizer (clip + AdamW + zeroing): %.4f s = %.1f%% of a step\n", b.optimizer_seconds,
+  std::printf("optimizer (clip + %s + zeroing): %.4f s = %.1f%% of a step\n",
+              o.optimizer == train::OptimizerKind::Muon ? "Muon/AdamW" : "AdamW", b.optimizer_seconds,
               100.0 * b.optimizer_seconds / b.step_seconds);
   std::printf("memory: peak RSS %.1f MiB; parameters %.1f, gradients %.1f, AdamW moments %.1f, activations %.1f MiB\n",
               mib(static_cast<double>(b.peak_rss_bytes)), mib(static_cast<double>(b.parameter_bytes)),

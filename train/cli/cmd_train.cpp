@@ -20,6 +20,7 @@
 #include "train/distributed/distributed.h"
 #include "train/metrics.h"
 #include "train/cli/cli_util.h"
+#include "train/cli/train_flag_options.h"
 #include "train/cli/commands.h"
 #include "train/cli/init_from.h"
 #include "train/precision.h"
@@ -32,46 +33,18 @@ namespace cli {
 
 namespace {
 
-// cxxopts types of the table's flag types (Note [Training flags]).
-void add_flag(cxxopts::OptionAdder& add, const train::TrainFlag& f) {
-  using T = train::FlagType;
-  std::shared_ptr<cxxopts::Value> v;
-  switch (f.type) {
-    case T::Int: v = cxxopts::value<int64_t>(); break;
-    case T::UInt: v = cxxopts::value<uint64_t>(); break;
-    case T::Real: v = cxxopts::value<double>(); break;
-    case T::Text: v = cxxopts::value<std::string>(); break;
-    case T::Switch: v = cxxopts::value<bool>(); break;
-  }
-  if (!f.default_text.empty()) v->default_value(f.default_text);
-  add(f.name, f.help, v);
-}
-
 // The run flags, the common ones, then the model's and the optimisation's,
 // as --help lists them.
 void add_options(cxxopts::Options& opts) {
   auto add_group = [&](const std::string& group) {
     cxxopts::OptionAdder add = opts.add_options(group);
     for (const train::TrainFlag& f : train::train_flags())
-      if (f.group == group && !f.name.empty()) add_flag(add, f);
+      if (f.group == group && !f.name.empty()) add_train_flag(add, f);
   };
   add_group("run");
   add_common_options(opts);
   add_group("model");
   add_group("optimisation");
-}
-
-// A flag's value as the table's setters take it.
-train::FlagValue flag_value(const cxxopts::ParseResult& r, const train::TrainFlag& f) {
-  using T = train::FlagType;
-  switch (f.type) {
-    case T::Int: return get<int64_t>(r, f.name);
-    case T::UInt: return static_cast<int64_t>(get<uint64_t>(r, f.name));
-    case T::Real: return get<double>(r, f.name);
-    case T::Text: return get<std::string>(r, f.name);
-    case T::Switch: break;
-  }
-  return static_cast<int64_t>(r.count(f.name) > 0);
 }
 
 // Whether the command line, or the --preset it names, sets `flag`.
@@ -105,7 +78,7 @@ train::TrainOptions options_from_command_line(const cxxopts::ParseResult& r) {
   for (const train::TrainFlag& f : train::train_flags()) {
     if (!f.set || f.name.empty()) continue;
     if (r.count(f.name) || !f.default_text.empty() || f.type == train::FlagType::Switch)
-      f.set(o, flag_value(r, f));
+      f.set(o, train_flag_value(r, f));
   }
   // A recipe fills in what the command line left to the defaults.
   const train::TrainPreset* preset = nullptr;
@@ -285,7 +258,7 @@ int resume_run(const cxxopts::ParseResult& r, train::Distributed& dist) {
   }
   o.resumed_from = path;
   for (const train::TrainFlag& f : train::train_flags())
-    if (f.resume == train::Resume::Changes && f.set && r.count(f.name)) f.set(o, flag_value(r, f));
+    if (f.resume == train::Resume::Changes && f.set && r.count(f.name)) f.set(o, train_flag_value(r, f));
   if (r.count("lr")) o.schedule.min_lr = std::min(o.schedule.min_lr, o.schedule.lr);
   o.threads = get<int>(r, "threads");
   const std::string err = train::options_error(o);

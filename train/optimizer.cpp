@@ -2,6 +2,8 @@
 // (see optimizer.h).
 #include "train/optimizer.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -60,19 +62,37 @@ Muon::Muon(const nn::ParamLayout& layout, const MuonConfig& cfg, double peak_lr)
       decayed_.push_back({p.offset, p.numel});
     }
   }
-  scratch_.resize(scratch);
+  scratch_floats_ = scratch;
+  scratch_.resize(omp_get_max_threads() * scratch);  // grown in update() if the threads grew
+  // Largest first: the threads then finish together (Note [Muon across threads]).
+  std::stable_sort(matrices_.begin(), matrices_.end(),
+                   [](const Matrix& a, const Matrix& b) { return a.rows * a.cols > b.rows * b.cols; });
 }
 
 void Muon::update(nn::ParameterStore& s, const AdamWConfig& cfg, float lr, int64_t step,
                   float grad_scale) {
-  for (const Matrix& w : matrices_) {
+  // Note [Muon across threads]: each matrix's update (momentum, Newton-
+  // Schulz, apply) runs whole on one thread, the matrices spread over the
+  // threads, largest first. A block matrix of a small model is too small
+  // for its ten matmuls and passes to pay a fork and join each; the kernels
+  // inside run on the calling thread (nested regions are inactive) and
+  // make the same calls on the same pieces as on many threads (Note [bf16
+  // matmuls], Note [Thread-count-independent sgemm]), so the bits do not
+  // depend on the thread count.
+  const int threads = omp_get_max_threads();
+  if (scratch_.size() < threads * scratch_floats_) scratch_.resize(threads * scratch_floats_);
+  const int64_t n = static_cast<int64_t>(matrices_.size());
+#pragma omp parallel for schedule(dynamic, 1)
+  for (int64_t i = 0; i < n; ++i) {
+    const Matrix& w = matrices_[static_cast<size_t>(i)];
     float* m = s.m.data() + w.offset;
     float* grad = s.grads.data() + w.offset;
+    float* scratch = scratch_.data() + omp_get_thread_num() * scratch_floats_;
     if (s.split)
-      kernels::muon_update_split(s.master_hi() + w.offset, s.master_lo() + w.offset, m, grad, scratch_.data(),
-                                 w.rows, w.cols, lr, momentum_, cfg.weight_decay, grad_scale);
+      kernels::muon_update_split(s.master_hi() + w.offset, s.master_lo() + w.offset, m, grad, scratch, w.rows,
+                                 w.cols, lr, momentum_, cfg.weight_decay, grad_scale);
     else
-      kernels::muon_update(s.params.data() + w.offset, m, grad, scratch_.data(), w.rows, w.cols, lr, momentum_,
+      kernels::muon_update(s.params.data() + w.offset, m, grad, scratch, w.rows, w.cols, lr, momentum_,
                            cfg.weight_decay, grad_scale);
   }
   const float adamw_lr = static_cast<float>(static_cast<double>(lr) * adamw_lr_scale_);

@@ -128,7 +128,8 @@ class Muon {
   std::vector<Span> decayed_;     // AdamW's 2-D tensors (wte, wpe, lm_head); the vectors are [n_decay, total)
   float momentum_;
   double adamw_lr_scale_;         // adamw_lr / peak_lr
-  autograd::FloatBuffer scratch_;
+  int64_t scratch_floats_ = 0;    // one matrix's update, the largest's
+  autograd::FloatBuffer scratch_; // one such per thread
 };
 
 }  // namespace train

@@ -8,10 +8,15 @@
 #include <string>
 #include <vector>
 
+#include <omp.h>
+
+#include "autograd/kernels/bf16.h"
 #include "autograd/kernels/kernels.h"
 #include "nn/gpt.h"
 #include "nn/model_fixture.h"
+#include "support/no_skip.h"
 #include "train/optimizer.h"
+#include "train/precision.h"
 
 TEST_CASE("Muon updates the blocks' matrices, AdamW the rest, each as its kernel", "[muon]") {
   for (const bool swiglu : {false, true}) {
@@ -70,6 +75,41 @@ TEST_CASE("Muon updates the blocks' matrices, AdamW the rest, each as its kernel
     }
     CHECK(muon_names == std::set<std::string>{"attn.c_attn.weight", "attn.c_proj.weight", "mlp.c_fc.weight",
                                               "mlp.c_proj.weight"});
+  }
+}
+
+TEST_CASE("Muon's update has the same bits on any thread count", "[muon]") {
+  // Note [Muon across threads]: the matrices spread over the threads, each
+  // whole on one, its kernels' loops inactive inside. Wide enough (192)
+  // that those loops run in parallel when called alone; float32 and bf16.
+  std::vector<train::Precision> precisions = {train::Precision::Fp32};
+  if (kernels::bf16_matmul_available()) precisions.push_back(train::Precision::Bf16);
+  else if (test_support::no_skip()) FAIL("oneDNN has no bf16 matmul here, under TAPEGPT_NO_SKIP=1");
+  for (const train::Precision precision : precisions) {
+    INFO(train::precision_name(precision));
+    nn::GPTConfig c = testing::tiny_config();
+    c.n_layer = 2;
+    c.n_embd = 192;
+    c.n_head = 3;
+    auto updated = [&](int threads) {
+      nn::GPT m = testing::tiny_model(c, 5, 1.0f);
+      nn::ParameterStore& s = m.store;
+      tg::Rng rng(11);
+      for (int64_t i = 0; i < s.total; ++i) s.grads.data()[i] = static_cast<float>(rng.normal());
+      train::set_precision(s, precision);
+      train::Muon muon(s, train::MuonConfig{}, 0.02);
+      const int before = omp_get_max_threads();
+      omp_set_num_threads(threads);
+      for (int64_t step = 1; step <= 2; ++step) {
+        muon.update(s, train::AdamWConfig{}, 0.02f, step, 1.0f);
+        for (int64_t i = 0; i < s.total; ++i) s.grads.data()[i] = static_cast<float>(rng.normal());
+      }
+      omp_set_num_threads(before);
+      train::set_precision(s, train::Precision::Fp32);  // the masters joined, to compare
+      return std::vector<float>(s.params.data(), s.params.data() + s.total);
+    };
+    const std::vector<float> one = updated(1), three = updated(3);
+    CHECK(std::equal(one.begin(), one.end(), three.begin()));
   }
 }
 

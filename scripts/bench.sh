@@ -4,7 +4,7 @@
 # and optimizer), in float32 and under bf16 autocast, on the S, M and G
 # shapes, in one run on one machine, with OpenBLAS's own sgemm rate and
 # oneDNN's own bf16 matmul rate measured in the same run as the ceilings.
-#   bash scripts/bench.sh                   # S, M, G; 3 rounds; all cores
+#   bash scripts/bench.sh                   # S, M, G and the budget's rungs 1-3; 3 rounds; all cores
 #   bash scripts/bench.sh --out DIR         # also keep DIR/summary.{md,json} and the raw JSON lines
 #   bash scripts/bench.sh --quick           # S, 1 round, 2 steps: checks the script end to end (no figures)
 #   SHAPES="S M" ROUNDS=5 THREADS=2 bash scripts/bench.sh
@@ -12,6 +12,16 @@
 #   PYTHON=/path/to/python3 bash scripts/bench.sh    # another Python with PyTorch (default /usr/bin/python3)
 #   BF16_ANYWAY=1 ONEDNN_MAX_CPU_ISA=AVX512_CORE bash scripts/bench.sh --quick   # bf16 rows where bf16 is emulated: checks the script
 #   bash scripts/bench.sh --blas-builds     # another measurement: scripts/bench_blas_builds.sh
+#   TORCH2=0 bash scripts/bench.sh          # without PyTorch 2 from the forky folder
+# Shapes rung1..rung3 are `tapegpt bench --budget-rung N` (the shapes train
+# --budget picks, with its recipe: RoPE, RMSNorm, ReLU², no biases, Muon)
+# against bench_torch.py --shape rungN (the same model and Muon in PyTorch).
+# PyTorch 2 (Debian forky's python3-torch, in the folder of
+# scripts/setup_forky.sh, run through scripts/in_forky.sh) runs beside
+# Debian 12's 1.13 where that folder is there: float32 and bf16 autocast,
+# each with and without F.scaled_dot_product_attention ("sdpa"), on copies
+# of tapegpt's own OpenBLAS files (forky's torch links the reference BLAS,
+# and a user who cared would give it OpenBLAS), under the same environment.
 # Only ratios from one run mean anything (the machines are shared and
 # noisy); the summary (scripts/bench_summary.py) prints them per round.
 # bf16 is timed where oneDNN runs it natively (`tapegpt bench --bf16-rate`
@@ -108,7 +118,7 @@ done
 if (( quick )); then
   SHAPES="${SHAPES:-S}" ROUNDS="${ROUNDS:-1}" STEPS="${STEPS:-2}" WARMUP="${WARMUP:-1}" SAMPLE_TOKENS="${SAMPLE_TOKENS:-8}"
 fi
-SHAPES="${SHAPES:-S M G}"
+SHAPES="${SHAPES:-S M G rung1 rung2 rung3}"
 ROUNDS="${ROUNDS:-3}"
 STEPS="${STEPS:-10}"
 WARMUP="${WARMUP:-3}"
@@ -117,18 +127,21 @@ THREADS="${THREADS:-$(nproc)}"
 TORCH_WAIT_POLICY="${TORCH_WAIT_POLICY:-PASSIVE}"
 TAPEGPT_WAIT_POLICY="${TAPEGPT_WAIT_POLICY:-default}"
 BF16_ANYWAY="${BF16_ANYWAY:-0}"
+TORCH2="${TORCH2:-auto}"
 # The Python with PyTorch (Debian's python3-torch; elsewhere another one:
 # scripts/bench_elsewhere.sh).
 PYTHON="${PYTHON:-/usr/bin/python3}"
 
 bench_use_tapegpt
+temporary=()  # removed at exit
+trap 'rm -rf "${temporary[@]}"' EXIT
 if [[ -n "$out_dir" ]]; then
   mkdir -p "$out_dir/raw"
   RAW="$out_dir/raw"
   rm -f "$RAW"/*.jsonl "$RAW"/*.err
 else
   RAW="$(mktemp -d)"
-  trap 'rm -rf "$RAW"' EXIT
+  temporary+=("$RAW")
 fi
 
 # tapegpt with only --threads deciding its threads, and its own defaults.
@@ -205,6 +218,23 @@ bench_fair_torch_env "$core" "$blas_lib" "$THREADS" "$TORCH_WAIT_POLICY" OPENBLA
 have_torch=1
 "$PYTHON" -c "import torch" 2>/dev/null || have_torch=0
 torch_bench() { "${torch_env[@]}" "$PYTHON" scripts/bench_torch.py --threads "$THREADS" "$@"; }
+# PyTorch 2 from the forky folder, on copies of tapegpt's OpenBLAS files
+# (BLAS, LAPACK and OpenBLAS itself; in /tmp, which the folder shares).
+have_torch2=0
+if [[ "$TORCH2" != 0 ]] && scripts/in_forky.sh python3 -c "import torch" 2>/dev/null; then
+  have_torch2=1
+  blas_copy="$(mktemp -d)"
+  temporary+=("$blas_copy")
+  for f in libblas.so.3 liblapack.so.3 libopenblas.so.0; do cp -L "$(dirname "$blas_lib")/$f" "$blas_copy/$f"; done
+  torch2_env=("${torch_env[@]}")
+  for i in "${!torch2_env[@]}"; do
+    [[ "${torch2_env[$i]}" == LD_LIBRARY_PATH=* ]] && torch2_env[$i]="LD_LIBRARY_PATH=$blas_copy"
+  done
+  torch2_bench() { "${torch2_env[@]}" scripts/in_forky.sh python3 scripts/bench_torch.py --threads "$THREADS" "$@"; }
+elif [[ "$TORCH2" == 1 ]]; then
+  echo "bench.sh: TORCH2=1 but scripts/in_forky.sh python3 cannot import torch: run scripts/setup_forky.sh" >&2
+  exit 1
+fi
 
 {
   echo "machine: $(bench_cpu_model), $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB"
@@ -218,6 +248,14 @@ torch_bench() { "${torch_env[@]}" "$PYTHON" scripts/bench_torch.py --threads "$T
          "and $("${torch_env[@]}" ldd "$libtorch" | awk '$1 ~ /^lib(dnnl|mkldnn)/ {print $3}') (ldd);" \
          "$("$PYTHON" -c 'import re, torch; print(re.search(r"MKL-DNN v[^ ]+|oneDNN v[^ ]+", torch.__config__.show()).group(0))' 2>/dev/null || echo "no oneDNN") (torch.__config__.show())"
     echo "PyTorch environment: ${torch_env[*]:1}"
+    if (( have_torch2 )); then
+      echo "PyTorch 2: $("${torch2_env[@]}" scripts/in_forky.sh python3 -c 'import torch; print(torch.__version__)' 2>/dev/null)" \
+           "from the forky folder (scripts/in_forky.sh), OpenBLAS: copies of $(dirname "$blas_lib")'s libblas.so.3," \
+           "liblapack.so.3, libopenblas.so.0 in $blas_copy ($(cmp -s "$blas_lib" "$blas_copy/libopenblas.so.0" && echo "the same bytes as tapegpt's" || echo "NOT the same bytes"));" \
+           "its own oneDNN: $("${torch2_env[@]}" scripts/in_forky.sh python3 -c 'import re, torch; print(re.search(r"oneDNN v[^ ]+|MKL-DNN v[^ ]+", torch.__config__.show()).group(0))' 2>/dev/null || echo "none")"
+    else
+      echo "PyTorch 2: not run (TORCH2=$TORCH2, or no forky folder with python3-torch: scripts/setup_forky.sh)"
+    fi
   else
     echo "PyTorch: not installed ($PYTHON cannot import torch): tapegpt alone"
   fi
@@ -239,14 +277,24 @@ sides=(tapegpt)
 (( have_torch )) && sides+=(torch)
 (( have_torch && bf16 )) && sides+=(torch-bf16)
 (( tapegpt_bf16 )) && sides+=(tapegpt-bf16)
+(( have_torch2 )) && sides+=(torch2 torch2-sdpa)
+(( have_torch2 && bf16 )) && sides+=(torch2-bf16 torch2-bf16-sdpa)
 run_side() {
   local side="$1" shape="$2"
-  local common=(--shape "$shape" --steps "$STEPS" --warmup "$WARMUP")
+  local steps=(--steps "$STEPS" --warmup "$WARMUP")
+  local tg_shape=(--shape "$shape") samples="$SAMPLE_TOKENS"
+  # A rung: tapegpt's own ladder; PyTorch's sampler is nanoGPT's (learned positions), so neither samples.
+  [[ "$shape" == rung* ]] && tg_shape=(--budget-rung "${shape#rung}") && samples=0
+  local common=(--shape "$shape" "${steps[@]}")
   case "$side" in
-    tapegpt) record "tapegpt-$shape" tapegpt bench "${common[@]}" --json --sample-tokens "$SAMPLE_TOKENS" "${fp32[@]}" ;;
-    torch) record "torch-$shape" torch_bench "${common[@]}" --sample-tokens "$SAMPLE_TOKENS" ;;
+    tapegpt) record "tapegpt-$shape" tapegpt bench "${tg_shape[@]}" "${steps[@]}" --json --sample-tokens "$samples" "${fp32[@]}" ;;
+    torch) record "torch-$shape" torch_bench "${common[@]}" --sample-tokens "$samples" ;;
     torch-bf16) record "torch-bf16-$shape" torch_bench "${common[@]}" --sample-tokens 0 --autocast-bf16 ;;
-    tapegpt-bf16) record "tapegpt-bf16-$shape" tapegpt bench "${common[@]}" --json --sample-tokens 0 "${bf16_flag[@]}" ;;
+    tapegpt-bf16) record "tapegpt-bf16-$shape" tapegpt bench "${tg_shape[@]}" "${steps[@]}" --json --sample-tokens 0 "${bf16_flag[@]}" ;;
+    torch2) record "torch2-$shape" torch2_bench "${common[@]}" --sample-tokens 0 ;;
+    torch2-sdpa) record "torch2-sdpa-$shape" torch2_bench "${common[@]}" --sample-tokens 0 --sdpa ;;
+    torch2-bf16) record "torch2-bf16-$shape" torch2_bench "${common[@]}" --sample-tokens 0 --autocast-bf16 ;;
+    torch2-bf16-sdpa) record "torch2-bf16-sdpa-$shape" torch2_bench "${common[@]}" --sample-tokens 0 --autocast-bf16 --sdpa ;;
   esac
 }
 

@@ -24,7 +24,7 @@ import re
 import statistics
 import sys
 
-from bench_targets import issue38_targets, targets_markdown
+from bench_targets import issue51_targets, issue38_targets, targets_markdown
 
 PROFILE_ORDER = ["matmul", "rounding", "attention", "layernorm", "gelu", "softmax", "embedding", "optimizer"]
 NOT_A_RESULT = "bf16 emulated: not a result"
@@ -89,6 +89,47 @@ def onednn_ran(rows):
     for r in rows[:1]:
         ran = r.get("onednn_ran", {})
     return dict(isa=isas, ran=ran)
+
+
+# Every PyTorch side bench.sh may run (issue 51): Debian 12's 1.13 and
+# forky's 2.x, float32 and bf16 autocast, 2.x with and without
+# F.scaled_dot_product_attention.
+PEER_SIDES = ["torch", "torch-bf16", "torch2", "torch2-sdpa", "torch2-bf16", "torch2-bf16-sdpa"]
+
+
+def best_of(sides):
+    """The fastest of {side: step_stats}: its name and median, and the
+    fastest of all of them round by round."""
+    n = min(len(d["step_s_rounds"]) for d in sides.values())
+    name = min(sides, key=lambda k: sides[k]["step_s"])
+    return dict(side=name, step_s=sides[name]["step_s"],
+                step_s_rounds=[min(d["step_s_rounds"][i] for d in sides.values()) for i in range(n)])
+
+
+def peers_of(raw, sh, row, native):
+    """Issue 51's comparison on one shape: every PyTorch side, the best of
+    them (and of the float32 ones), and tapegpt's default (bf16 where
+    native, else float32) and float32 steps against them, as medians and
+    round by round."""
+    peers = {side: step_stats(rows) for side in PEER_SIDES if (rows := load(raw, f"{side}-{sh}"))}
+    if not peers:
+        return None
+    out = dict(sides={k: dict(step_s=v["step_s"], framework=load(raw, f"{k}-{sh}")[0].get("framework"))
+                      for k, v in peers.items()},
+               best=best_of(peers))
+    fp32 = {k: v for k, v in peers.items() if "bf16" not in k}
+    if fp32:
+        out["best_fp32"] = best_of(fp32)
+    default = row.get("tapegpt_bf16") if native else row.get("tapegpt")
+
+    def ratio(mine, theirs):
+        return dict(median=theirs["step_s"] / mine["step_s"],
+                    rounds=[b / a for a, b in zip(mine["step_s_rounds"], theirs["step_s_rounds"])])
+    if default:
+        out["default_vs_best"] = ratio(default, out["best"])
+    if row.get("tapegpt") and fp32:
+        out["fp32_vs_best_fp32"] = ratio(row["tapegpt"], out["best_fp32"])
+    return out
 
 
 def summarise(args):
@@ -268,8 +309,14 @@ def summarise(args):
                 rounds=[b / a for a, b in zip(row["tapegpt_bf16"]["step_s_rounds"], best)])
         if ratios:
             row["bf16_speedups"] = dict(ratios, label=s["bf16"]["label"])
+        if "tapegpt" in row and "step_s_rounds" not in row["tapegpt"]:
+            row["tapegpt"]["step_s_rounds"] = [r["step_s"] for r in t]
+        peers = peers_of(raw, sh, row, bool(args.native))
+        if peers:
+            row["peers"] = peers
         s["shapes"][sh] = row
     s["targets"] = issue38_targets(s)
+    s["targets51"] = issue51_targets(s)
     return s
 
 
@@ -357,6 +404,29 @@ def bf16_markdown(s):
     return L
 
 
+def peers_markdown(s):
+    """Every PyTorch against tapegpt, shape by shape, and issue 51's targets."""
+    rows = {sh: r for sh, r in s["shapes"].items() if r.get("peers")}
+    if not rows:
+        return []
+    sides = [k for k in PEER_SIDES if any(k in r["peers"]["sides"] for r in rows.values())]
+    frameworks = sorted({d["framework"] for r in rows.values() for d in r["peers"]["sides"].values() if d["framework"]})
+    L = ["", f"Every PyTorch this run timed ({', '.join(frameworks)}; ms/step, median over rounds), the best of them, "
+         "and tapegpt's default (bf16 where oneDNN runs it natively) and float32 steps against the best (above 1: "
+         "tapegpt is faster):", "",
+         "| shape | " + " | ".join(sides) + " | best | tapegpt default vs best | per round | tapegpt fp32 vs best "
+         "PyTorch float32 | per round |", "|---|" + "---|" * (len(sides) + 5)]
+    for sh, r in rows.items():
+        pe = r["peers"]
+        cells = [fmt(pe["sides"].get(k, {}).get("step_s") and 1e3 * pe["sides"][k]["step_s"], ".1f") for k in sides]
+        d, f = pe.get("default_vs_best"), pe.get("fp32_vs_best_fp32")
+        L.append(f"| {sh} | " + " | ".join(cells) + f" | {pe['best']['side']} | {fmt(d and d['median'], '.2f')}× "
+                 f"| {' '.join(f'{x:.2f}' for x in d['rounds']) if d else '—'} | {fmt(f and f['median'], '.2f')}× "
+                 f"| {' '.join(f'{x:.2f}' for x in f['rounds']) if f else '—'} |")
+    L += targets_markdown(s["targets51"], "Issue 51's targets (this run):", [])
+    return L
+
+
 def markdown(s):
     L = []
     if s["quick"]:
@@ -373,7 +443,8 @@ def markdown(s):
           f"| threads | {', '.join(map(str, t['threads']))} | {', '.join(map(str, p['threads']))} "
           f"(OpenBLAS: {', '.join(map(str, p['blas_threads']))}) |",
           f"| OpenMP wait | {t['wait_policy']} | {p['wait_policy']} |",
-          f"| optimizer | clip + AdamW + zeroing, one pass | clip_grad_norm_, AdamW ({', '.join(p['adamw'])}), zero_grad(set_to_none=True) |",
+          f"| optimizer | clip + AdamW + zeroing, one pass (rungs: Muon over the blocks' matrices, AdamW over the rest) "
+          f"| clip_grad_norm_, AdamW ({', '.join(p['adamw'])}) (rungs: Muon and AdamW), zero_grad(set_to_none=True) |",
           f"| framework | tapegpt {s['commit']} | {p['framework']} |",
           f"| oneDNN file (bf16 matmuls) | {t['dnnl_lib'] or '—'} | {', '.join(p['dnnl_libs']) or '—'} |",
           f"| oneDNN ISA | {', '.join(t['dnnl_isa']) or '—'} (`tapegpt bench --bf16-rate`: oneDNN "
@@ -407,6 +478,7 @@ def markdown(s):
         b = r.get("torch")
         L.append(f"| {sh} | {fmt(r['tapegpt']['sample_tokens_per_s'], '.1f')} | {fmt(b and b['sample_tokens_per_s'], '.1f')} "
                  f"| {fmt(r.get('sample_speedup'), '.2f')}× |")
+    L += peers_markdown(s)
     L += bf16_markdown(s)
     profiled = {sh: r["tapegpt"]["profile_s"] for sh, r in s["shapes"].items() if r["tapegpt"]["profile_s"]}
     if profiled:

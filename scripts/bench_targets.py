@@ -59,10 +59,45 @@ def issue38_targets(s):
     return out
 
 
-def targets_markdown(targets):
-    L = ["", "Issue 38's targets (tapegpt's default precision, this run):", "",
-         "| target | measured | status |", "|---|---|---|"]
+# Issue 51: tapegpt's default step as a share of oneDNN's bf16 rate, and
+# ahead of every PyTorch (1.13 and 2.x, float32 and bf16 autocast, with and
+# without scaled_dot_product_attention) on every shape; float32 ahead of
+# PyTorch's float32 on S, M and G.
+BF16_RATE_SHARE_TARGETS_51 = [("S", 0.85), ("M", 0.90), ("G", 0.90), ("rung1", 0.70), ("rung2", 0.70), ("rung3", 0.70)]
+FP32_AHEAD_SHAPES = ["S", "M", "G"]
+
+
+def issue51_targets(s):
+    """Issue 51's targets as issue38_targets gives its own."""
+    label = s["bf16"]["label"]
+    shapes = s["shapes"]
+    out = []
+
+    def add(target, measured, ok):
+        out.append(dict(target=target, measured=measured, status=_verdict(ok, label)))
+
+    for shape, goal in BF16_RATE_SHARE_TARGETS_51:
+        d = shapes.get(shape, {}).get("tapegpt_bf16")
+        share = d and d.get("share_of_bf16_rate")
+        add(f"{shape}: tapegpt default's model FLOP rate ≥ {100 * goal:.0f}% of oneDNN's bf16 matmul rate",
+            share and f"{100 * share:.0f}%", share and share >= goal)
+    for shape in shapes:
+        pe = shapes[shape].get("peers") or {}
+        d = pe.get("default_vs_best")
+        add(f"{shape}: tapegpt default ahead of the best PyTorch",
+            d and f"{d['median']:.2f}× ({pe['best']['side']})", d and d["median"] > 1.0)
+    for shape in FP32_AHEAD_SHAPES:
+        pe = shapes.get(shape, {}).get("peers") or {}
+        f = pe.get("fp32_vs_best_fp32")
+        add(f"{shape}: tapegpt --precision fp32 ahead of the best PyTorch float32",
+            f and f"{f['median']:.2f}× ({pe['best_fp32']['side']})", f and f["median"] > 1.0)
+    return out
+
+
+def targets_markdown(targets, heading="Issue 38's targets (tapegpt's default precision, this run):", footer=None):
+    L = ["", heading, "", "| target | measured | status |", "|---|---|---|"]
     L += [f"| {t['target']} | {t['measured'] or '—'} | {t['status']} |" for t in targets]
-    L += ["", "The learning targets (bf16 within 0.01 of float32, mean over 3 seeds, on nanoGPT's CPU recipe, the "
-          "demo and --preset shakespeare-fast) are scripts/bench_bf16_curves.sh's."]
-    return L
+    if footer is None:
+        footer = ["", "The learning targets (bf16 within 0.01 of float32, mean over 3 seeds, on nanoGPT's CPU recipe, "
+                  "the demo and --preset shakespeare-fast) are scripts/bench_bf16_curves.sh's."]
+    return L + footer

@@ -56,7 +56,59 @@ SHAPES = {  # vocab, layers, heads, n_embd, T, B (as `tapegpt bench --shape`)
     "S": (65, 4, 4, 256, 128, 8),
     "M": (65, 6, 6, 384, 256, 8),
     "G": (50257, 12, 12, 768, 64, 4),
+    # `tapegpt bench --budget-rung 1..3`: the three smallest rungs of
+    # train --budget's ladder (train/budget/plan.cpp), heads of 64.
+    "rung1": (65, 2, 2, 128, 128, 24),
+    "rung2": (65, 4, 2, 128, 128, 24),
+    "rung3": (65, 4, 3, 192, 128, 24),
 }
+# The budget's recipe (kBudgetRecipe in train/budget/plan.cpp): its
+# architecture, and Muon over the blocks' matrices with AdamW (beta2 0.99)
+# over the rest.
+BUDGET_ARCH = dict(pos_encoding="rope", norm="rmsnorm", mlp="relu2", bias=False, tied=True)
+
+
+def newton_schulz5(G, bf16, steps=5):
+    """Muon's orthogonalisation as its reference implementation writes it
+    (Keller Jordan's Muon; the coefficients tapegpt's kernel uses), in
+    bfloat16 when the step runs under bf16 autocast (the reference always
+    does; tapegpt's bf16 runs do), else in float32."""
+    a, b, c = 3.4445, -4.7750, 2.0315
+    X = G.bfloat16() if bf16 else G
+    tall = G.size(0) > G.size(1)
+    if tall:
+        X = X.T
+    X = X / (X.norm() + 1e-7)
+    for _ in range(steps):
+        A = X @ X.T
+        B = b * A + c * A @ A
+        X = a * X + B @ X
+    if tall:
+        X = X.T
+    return X.to(G.dtype)
+
+
+class Muon(torch.optim.Optimizer):
+    """Muon (Nesterov momentum, then Newton-Schulz), decoupled weight decay,
+    the update scaled by sqrt(max(1, rows/cols)) as tapegpt's."""
+
+    def __init__(self, params, lr=0.02, momentum=0.95, weight_decay=0.1, bf16=False):
+        super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay))
+        self.bf16 = bf16
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            lr, mom = group["lr"], group["momentum"]
+            for p in group["params"]:
+                state = self.state[p]
+                if "buf" not in state:
+                    state["buf"] = torch.zeros_like(p.grad)
+                buf = state["buf"]
+                buf.mul_(mom).add_(p.grad)
+                u = newton_schulz5(p.grad.add(buf, alpha=mom), self.bf16)
+                p.mul_(1 - lr * group["weight_decay"])
+                p.add_(u, alpha=-lr * max(1.0, p.size(0) / p.size(1)) ** 0.5)
 
 
 def blas_info():
@@ -240,6 +292,8 @@ def main():
     ap.add_argument("--sample-tokens", type=int, default=64)
     ap.add_argument("--adamw", choices=["single", "foreach"], default="single",
                     help="torch 1.13's per-tensor AdamW (its default) or its multi-tensor one")
+    ap.add_argument("--sdpa", action="store_true",
+                    help="attention by F.scaled_dot_product_attention (PyTorch 2), as nanoGPT's flash path")
     ap.add_argument("--autocast-bf16", action="store_true",
                     help='forward and loss under torch.autocast("cpu", dtype=torch.bfloat16)')
     ap.add_argument("--sgemm-rate", action="store_true", help="only time torch.mm on square 1024-2048")
@@ -261,18 +315,31 @@ def main():
         rate, layers, probe = bf16_mm_rates()
         print(json.dumps(dict(bf16_rate_gflops=rate, layers=layers, onednn_libs=onednn_libs(), **probe, **env)))
         return
+    if args.sdpa and not hasattr(F, "scaled_dot_product_attention"):
+        print(json.dumps({"error": f"--sdpa: torch {torch.__version__} has no F.scaled_dot_product_attention"}))
+        sys.exit(2)
     torch.manual_seed(0)
     V, L, NH, C, T, B = SHAPES[args.shape]
+    budget = args.shape.startswith("rung")
     cfg = dict(vocab_size=V, block_size=T, n_layer=L, n_head=NH, n_embd=C, bias=True, tied=True,
-               pos_encoding="learned")
-    model = GPT(cfg)
+               pos_encoding="learned", sdpa=args.sdpa)
+    if budget:
+        cfg.update(BUDGET_ARCH)
+    model = GPT(cfg).float()  # RoPE's tables are built in float64 (for the parity checks)
     for p in model.parameters():
         if p.dim() >= 2:
             torch.nn.init.normal_(p, 0.0, 0.02)
     if args.compare_adamw:
         print(json.dumps(dict(shape=args.shape, adamw_step_s=compare_adamw(model), **env)))
         return
-    opt = configure_adamw(model, args.adamw)
+    if budget:  # Muon over the blocks' matrices, AdamW over the rest
+        matrices = [p for n, p in model.named_parameters() if p.dim() == 2 and ".h." in n]
+        rest = [p for n, p in model.named_parameters() if not (p.dim() == 2 and ".h." in n)]
+        opts = [Muon(matrices, bf16=args.autocast_bf16),
+                torch.optim.AdamW(rest, lr=1e-3, betas=(0.9, 0.99), eps=1e-8, weight_decay=0.0,
+                                  foreach=args.adamw == "foreach")]
+    else:
+        opts = [configure_adamw(model, args.adamw)]
     ctx = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if args.autocast_bf16 else contextlib.nullcontext
 
     def step():
@@ -282,11 +349,13 @@ def main():
         with ctx():
             logits = model(x)
             loss = F.cross_entropy(logits.view(-1, V), y.view(-1))
-        opt.zero_grad(set_to_none=True)
+        for opt in opts:
+            opt.zero_grad(set_to_none=True)
         loss.backward()
         t_opt = time.perf_counter()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        for opt in opts:
+            opt.step()
         return t_opt
 
     # The first warm-up step runs under oneDNN's verbose mode (an extra
@@ -304,8 +373,9 @@ def main():
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     out = dict(shape=args.shape, batch=B, T=T, precision="bf16 autocast" if args.autocast_bf16 else "fp32",
                step_s=step_s, tokens_per_s=B * T / step_s, optimizer_s=statistics.median(opt_times),
-               adamw=args.adamw, peak_rss_mib=rss / 2**20, onednn_libs=onednn_libs(), **probe, **env)
-    if args.sample_tokens:
+               adamw=args.adamw, optimizer="muon" if budget else "adamw", sdpa=args.sdpa,
+               peak_rss_mib=rss / 2**20, onednn_libs=onednn_libs(), **probe, **env)
+    if args.sample_tokens and not budget:  # the sampler is nanoGPT's (learned positions)
         # Sampling runs 16 + N positions: a model with room for them (the
         # context length does not change the work per token).
         scfg = dict(cfg, block_size=max(T, 16 + args.sample_tokens))

@@ -79,6 +79,7 @@ class CausalSelfAttention(nn.Module):
         self.register_buffer("mask", torch.tril(torch.ones(T, T)).view(1, 1, T, T))
         self.rope = cfg["pos_encoding"] == "rope"
         self.qk_norm = cfg.get("qk_norm", "off") == "on"
+        self.sdpa = cfg.get("sdpa", False)  # F.scaled_dot_product_attention (PyTorch 2)
         if self.rope:
             cos, sin = rope_tables(T, C // self.n_head)
             self.register_buffer("rope_cos", cos)
@@ -98,10 +99,14 @@ class CausalSelfAttention(nn.Module):
         if self.qk_norm:  # each head's q and k RMS-normed, no gain (nanochat's norm(q), norm(k))
             q = q * torch.rsqrt(q.pow(2).mean(-1, keepdim=True) + 1e-5)
             k = k * torch.rsqrt(k.pow(2).mean(-1, keepdim=True) + 1e-5)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / hs ** 0.5)
-        att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
-        att = F.softmax(att, dim=-1)
-        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        if self.sdpa:  # PyTorch 2's fused causal attention (nanoGPT's flash path)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            att = (q @ k.transpose(-2, -1)) * (1.0 / hs ** 0.5)
+            att = att.masked_fill(self.mask[:, :, :T, :T] == 0, float("-inf"))
+            att = F.softmax(att, dim=-1)
+            y = att @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
         return self.c_proj(y)
 
 

@@ -313,6 +313,23 @@ class Bench(unittest.TestCase):
                 self.assertGreater(row[side]["sample_tokens_per_s"], 0)
             self.assertGreater(s["sgemm"]["rate_gflops"], 0)
             self.assertEqual(s["bf16"]["native"], bool(native))
+            # PyTorch 2 from the forky folder beside 1.13 (issue 51): every
+            # side in the peers table, the best of them, issue 51's targets.
+            forky = subprocess.run(["bash", "scripts/in_forky.sh", "python3", "-c", "import torch"], cwd=REPO,
+                                   capture_output=True).returncode == 0
+            if not forky:
+                no_skip.skip_test_or_fail(self, "no forky folder with python3-torch (scripts/setup_forky.sh)")
+            peers = row["peers"]
+            expected = {"torch", "torch2", "torch2-sdpa"} | ({"torch-bf16", "torch2-bf16", "torch2-bf16-sdpa"}
+                                                              if native else set())
+            self.assertEqual(set(peers["sides"]), expected)
+            self.assertTrue(any(d["framework"].startswith("torch 2.") for d in peers["sides"].values()))
+            self.assertEqual(peers["best"]["step_s"], min(d["step_s"] for d in peers["sides"].values()))
+            self.assertGreater(peers["fp32_vs_best_fp32"]["median"], 0)
+            self.assertIn("the same bytes as tapegpt's", p.stdout)
+            self.assertIn("Issue 51's targets (this run):", p.stdout)
+            self.assertTrue(any(t["target"].startswith("S: tapegpt default ahead of the best PyTorch")
+                                for t in s["targets51"]))
             if native:
                 self.check_bf16_sides(tmp, s, None)
                 self.assertEqual(s["bf16"]["isa"], rate["dnnl_isa"])
@@ -323,7 +340,7 @@ class Bench(unittest.TestCase):
         if rate["dnnl_isa"].startswith("avx512_core"):
             # Where oneDNN only emulates bf16 (capped here): nothing bf16 timed,
             # one line says so; BF16_ANYWAY=1 times the rows, each labelled not a result.
-            capped = dict(ONEDNN_MAX_CPU_ISA="AVX512_CORE")
+            capped = dict(ONEDNN_MAX_CPU_ISA="AVX512_CORE", TORCH2="0")  # PyTorch 2 was checked above
             emulated = json.loads(subprocess.run([TAPEGPT, "bench", "--bf16-rate", "--json"], capture_output=True,
                                                  text=True, env=dict(os.environ, **capped), check=True).stdout)
             with tempfile.TemporaryDirectory() as tmp:

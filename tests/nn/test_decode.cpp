@@ -41,6 +41,18 @@ std::vector<nn::GPTConfig> option_configs() {
   return cs;
 }
 
+// The option configs, wider: 64 wide, 4 heads, block 48, vocab 65.
+std::vector<nn::GPTConfig> wider_option_configs() {
+  std::vector<nn::GPTConfig> cs = option_configs();
+  for (nn::GPTConfig& c : cs) {
+    c.n_embd = 64;
+    c.n_head = 4;
+    c.block_size = 48;
+    c.vocab_size = 65;
+  }
+  return cs;
+}
+
 std::string describe(const nn::GPTConfig& c) {
   return std::string("pos ") + nn::pos_encoding_name(c.pos_encoding) + ", norm " +
          std::to_string(static_cast<int>(c.norm)) + ", mlp " + std::to_string(static_cast<int>(c.mlp)) +
@@ -104,11 +116,7 @@ TEST_CASE("a prompt read in one pass, or in pieces, gives the logits of one toke
   // their own orders: the bits may differ, by a few float32 rounding errors
   // of the logits (Note [KV-cache forward]). The pieces after the first
   // attend over cached positions (attention_decode_rows).
-  for (nn::GPTConfig c : option_configs()) {
-    c.n_embd = 64;
-    c.n_head = 4;
-    c.block_size = 48;
-    c.vocab_size = 65;
+  for (const nn::GPTConfig& c : wider_option_configs()) {
     INFO(describe(c));
     const nn::GPT m = testing::tiny_model(c, 7, 1.0f);
     const testing::Batch b = testing::tiny_batch(1, c.block_size, c.vocab_size);
@@ -136,11 +144,7 @@ TEST_CASE("a prompt read in one pass, or in pieces, gives the logits of one toke
 TEST_CASE("a pass that wants only the last row's logits gives that row of the all-rows pass", "[decode]") {
   // The head (final norm, output matmul) on one row: its matmul sums each
   // logit in another order than on T rows, so equal to float32 rounding.
-  for (nn::GPTConfig c : option_configs()) {
-    c.n_embd = 64;
-    c.n_head = 4;
-    c.block_size = 48;
-    c.vocab_size = 65;
+  for (const nn::GPTConfig& c : wider_option_configs()) {
     INFO(describe(c));
     const nn::GPT m = testing::tiny_model(c, 7, 1.0f);
     const testing::Batch b = testing::tiny_batch(1, c.block_size, c.vocab_size);

@@ -105,7 +105,8 @@ class Bench(unittest.TestCase):
         for args, mention in ((["--budget-rung", "9"], "--budget-rung"), (["--budget-rung", "1", "--shape", "S"], "--shape"),
                               (["--sgemm-rate", "--n-layer", "3"], "--n-layer"),
                               (["--shape", "S", "--muon-momentum", "0.9"], "--optimizer muon"),
-                              (["--shape", "S", "--mlp", "tanh"], "--mlp")):
+                              (["--shape", "S", "--mlp", "tanh"], "--mlp"),
+                              (["--shape", "S", "--grad-accum", "0"], "--grad-accum")):
             p = subprocess.run([TAPEGPT, "bench", *args], capture_output=True, text=True)
             self.assertEqual(p.returncode, 2, args)
             self.assertEqual(p.stderr.strip().count("\n"), 0, p.stderr)

@@ -322,8 +322,9 @@ int cmd_bench(int argc, char** argv) {
   o.sample_tokens = get<int64_t>(r, "sample-tokens");
   o.profile = !r.count("no-profile");
   o.naive_attention = r.count("naive-attention") > 0;
-  if (o.steps < 1 || o.warmup < 0 || o.batch_size < 1 || o.sample_tokens < 0)
-    throw tg::UsageError("--steps and --batch-size must be at least 1, --warmup and --sample-tokens at least 0");
+  if (o.steps < 1 || o.warmup < 0 || o.batch_size < 1 || o.grad_accum < 1 || o.sample_tokens < 0)
+    throw tg::UsageError("--steps, --batch-size and --grad-accum must be at least 1, --warmup and --sample-tokens "
+                         "at least 0");
   const std::string err = nn::config_error(o.model);
   if (!err.empty()) throw tg::UsageError(err);
   // The sampling model holds prompt + new tokens: the same limit on its context.

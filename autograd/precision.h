@@ -1,6 +1,8 @@
-// RunPrecision: the precision a run's ops compute in, which each op learns
-// from its context (OpContext::precision), and where a bf16 run's weights
-// keep their bf16 copies.
+// Precision: the one form a run's precision takes, from the parsed flag
+// (train/precision.h) through the parameter store (nn::set_precision) to
+// the ops; RunPrecision: that precision as each op learns it from its
+// context (OpContext::precision), with where a bf16 run's weights keep
+// their bf16 copies.
 //
 // Note [Run precision]
 // Precision is the run's, not the model's nor a tensor's (principle 14; as
@@ -30,6 +32,12 @@
 
 namespace autograd {
 
+// The precision of a run's matmuls (Note [bf16 linear] in ops/linear.cpp)
+// and of attention's v (Note [bf16 attention inputs] in ops/attention.cpp);
+// everything else is float32 either way.
+enum class Precision { Fp32, Bf16 };
+inline const char* precision_name(Precision p) { return p == Precision::Bf16 ? "bf16" : "fp32"; }
+
 // n float32 masters split in place (kernels::split_master_in_place): the n
 // floats from `begin` hold the n bf16 copies, then the n low halves.
 struct SplitMasters {
@@ -48,13 +56,16 @@ struct SplitMasters {
 };
 
 struct RunPrecision {
-  bool bf16 = false;     // the matmuls with bf16 operands, attention's v in bf16
+  Precision precision = Precision::Fp32;
   SplitMasters masters;  // a bf16 run's split weights; none in float32
+
+  // The matmuls with bf16 operands, attention's v in bf16.
+  bool bf16() const { return precision == Precision::Bf16; }
 
   // weight's bf16 copy in a bf16 run, or null: float32, or a weight not
   // among the split masters.
   const uint16_t* bf16_copy(const Tensor& weight) const {
-    return bf16 && masters.holds(weight) ? masters.hi() + (weight.data - masters.begin) : nullptr;
+    return bf16() && masters.holds(weight) ? masters.hi() + (weight.data - masters.begin) : nullptr;
   }
   // t's float32 values, joined from its planes where it is a split master.
   kernels::MasterValues values(const Tensor& t) const {
@@ -62,7 +73,7 @@ struct RunPrecision {
     const int64_t k = t.data - masters.begin;
     return kernels::MasterValues{nullptr, masters.hi() + k, masters.lo() + k};
   }
-  bool operator==(const RunPrecision& o) const { return bf16 == o.bf16 && masters == o.masters; }
+  bool operator==(const RunPrecision& o) const { return precision == o.precision && masters == o.masters; }
 };
 
 }  // namespace autograd

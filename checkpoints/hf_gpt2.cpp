@@ -255,7 +255,7 @@ HfGpt2 hf_gpt2_import(const Safetensors& file, const std::string& config_json) {
                             " at element " + std::to_string(i) + ": the weights are damaged");
     const nn::ParamInfo* p = out.store.find(e.our_name);
     TG_CHECK(p != nullptr && p->numel == t.numel);  // expected_tensors mirrors the table
-    float* dst = out.store.params.data() + p->offset;
+    float* dst = out.store.values.floats() + p->offset;
     if (!e.transpose) {
       std::memcpy(dst, staged.data(), static_cast<size_t>(t.numel) * sizeof(float));
       continue;

@@ -166,7 +166,7 @@ Loaded load_file(const std::string& path, bool with_optimizer) {
   out.meta.config = read_config(root);
   check_plausible_size(out.meta.config, ctx);
   out.store = nn::parameter_store_create(out.meta.config);
-  read_tensors(open_group(root, layout::kModel), out.store, out.store.params.data(), Values::Any, ctx);
+  read_tensors(open_group(root, layout::kModel), out.store, out.store.values.floats(), Values::Any, ctx);
   out.has_optimizer = read_optimizer(root, &out.meta.optimizer, out.store, with_optimizer, ctx);
   out.meta.train = read_train(root);
   out.meta.tokenizer = read_tokenizer(root, out.meta.config.vocab_size, ctx);

@@ -35,7 +35,7 @@ void check_savable(const Checkpoint& meta, const nn::ParameterStore& store, bool
   }
   // The store comes from parameter_store_create(meta.config): an internal
   // invariant, not user input.
-  TG_CHECK(store.params.size() >= store.total);
+  TG_CHECK(store.values.size() >= store.total);
   if (store_moments) TG_CHECK(store.m.size() >= store.total && store.v.size() >= store.total);
 }
 
@@ -129,7 +129,7 @@ void write_file(const std::string& file_path, const Checkpoint& meta,
     write_string_attr(root, "format", layout::kFormat);
     write_int_attr(root, "format_version", kFormatVersion);
     write_config(root, meta.config);
-    write_tensors(create_group(root, layout::kModel), store, store.params.data());
+    write_tensors(create_group(root, layout::kModel), store, store.values.floats());
     write_optimizer(root, meta.optimizer, store, with_optimizer, moments);
     write_train(root, meta.train);
     write_tokenizer(root, meta.tokenizer);

@@ -16,7 +16,7 @@ namespace {
 // Its place in the store, split or not (Note [Run precision]).
 Tensor view_of(ParameterStore& store, const ParamInfo& p) {
   Tensor t;
-  t.data = store.params.data() + p.offset;
+  t.data = store.values.place(p.offset);
   t.grad = store.grads.data() + p.offset;
   for (int64_t d : p.shape) t.shape[t.ndim++] = d;
   return t;
@@ -84,7 +84,7 @@ GPT gpt_create(const GPTConfig& config) { return gpt_create(config, parameter_st
 
 GPT gpt_create(const GPTConfig& config, ParameterStore store) {
   TG_CHECK(config_error(config).empty());
-  TG_CHECK(!store.table.empty() && store.params.size() >= store.total && store.grads.size() >= store.total);
+  TG_CHECK(!store.table.empty() && store.values.size() >= store.total && store.grads.size() >= store.total);
   GPT m;
   m.config = config;
   m.store = std::move(store);

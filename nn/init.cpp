@@ -41,7 +41,7 @@ void gpt_init(GPT& m, uint64_t seed, const InitOptions& options) {
   constexpr int64_t kChunk = 65536;
   for (size_t i = 0; i < table.size(); ++i) {
     const ParamInfo& p = table[i];
-    float* data = m.store.params.data() + p.offset;
+    float* data = m.store.values.floats() + p.offset;
     Init init = init_of(p.role);
     if (init == Init::ResidualNormal && options.zero_residual_proj) init = Init::Zeros;
     if (init == Init::Zeros || init == Init::Ones) {

@@ -2,6 +2,7 @@
 #include "nn/params.h"
 
 #include "autograd/base/check.h"
+#include "autograd/kernels/bf16.h"
 #include "autograd/kernels/split_master.h"
 
 namespace nn {
@@ -110,11 +111,33 @@ ParamLayout param_layout(const GPTConfig& c) {
   return layout;
 }
 
+float* ParamValues::floats() {
+  TG_CHECK(precision_ == autograd::Precision::Fp32);  // a split master is no float
+  return buffer_.data();
+}
+
+const float* ParamValues::floats() const {
+  TG_CHECK(precision_ == autograd::Precision::Fp32);
+  return buffer_.data();
+}
+
+uint16_t* ParamValues::hi() {
+  TG_CHECK(precision_ == autograd::Precision::Bf16);
+  return reinterpret_cast<uint16_t*>(buffer_.data());
+}
+
+uint16_t* ParamValues::lo() { return hi() + n_split_; }
+
+autograd::SplitMasters ParamValues::split() const {
+  TG_CHECK(precision_ == autograd::Precision::Bf16);
+  return autograd::SplitMasters{buffer_.data(), n_split_};
+}
+
 float* ParameterStore::param(const std::string& name) {
   const ParamInfo* p = find(name);
   TG_CHECK(p != nullptr);
-  TG_CHECK(!split || p->offset >= n_decay);  // a split master is no float
-  return params.data() + p->offset;
+  TG_CHECK(precision() == autograd::Precision::Fp32 || p->offset >= n_decay);  // a split master is no float
+  return values.place(p->offset);
 }
 
 float* ParameterStore::grad(const std::string& name) {
@@ -123,35 +146,34 @@ float* ParameterStore::grad(const std::string& name) {
   return grads.data() + p->offset;
 }
 
-void split_masters(ParameterStore& store) {
-  if (store.split) return;
-  kernels::split_master_in_place(store.params.data(), store.n_decay);
-  store.split = true;
-}
-
-void join_masters(ParameterStore& store) {
-  if (!store.split) return;
-  kernels::join_master_in_place(store.params.data(), store.n_decay);
-  store.split = false;
+void set_precision(ParameterStore& store, autograd::Precision precision) {
+  ParamValues& v = store.values;
+  if (v.precision_ == precision) return;
+  if (precision == autograd::Precision::Bf16) {
+    TG_CHECK(kernels::bf16_matmul_available());
+    kernels::split_master_in_place(v.buffer_.data(), v.n_split_);
+  } else {
+    kernels::join_master_in_place(v.buffer_.data(), v.n_split_);
+  }
+  v.precision_ = precision;
 }
 
 autograd::RunPrecision run_precision(const ParameterStore& store) {
-  if (!store.split) return autograd::RunPrecision{};
-  return autograd::RunPrecision{true, autograd::SplitMasters{store.params.data(), store.n_decay}};
+  if (store.precision() == autograd::Precision::Fp32) return autograd::RunPrecision{};
+  return autograd::RunPrecision{autograd::Precision::Bf16, store.values.split()};
 }
 
-JoinedMasters::JoinedMasters(ParameterStore& store) : store_(store), was_split_(store.split) {
-  join_masters(store_);
+JoinedMasters::JoinedMasters(ParameterStore& store) : store_(store), was_(store.precision()) {
+  set_precision(store_, autograd::Precision::Fp32);
 }
 
-JoinedMasters::~JoinedMasters() {
-  if (was_split_) split_masters(store_);
-}
+JoinedMasters::~JoinedMasters() { set_precision(store_, was_); }
 
 ParameterStore parameter_store_create(const GPTConfig& config, bool training) {
   ParameterStore store;
   static_cast<ParamLayout&>(store) = param_layout(config);
-  store.params.resize(store.total);
+  store.values.buffer_.resize(store.total);
+  store.values.n_split_ = store.n_decay;
   if (!training) return store;
   store.grads.resize(store.total);
   store.m.resize(store.total);

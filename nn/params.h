@@ -84,31 +84,71 @@ struct ParamLayout {
 // largest presets. The config must be valid (config_error(config) == "").
 ParamLayout param_layout(const GPTConfig& config);
 
-// The layout with its four flat buffers.
-struct ParameterStore : ParamLayout {
-  autograd::FloatBuffer params, grads, m, v;
-  // In a bf16 run (train::set_precision) the 2-D tensors' float32 masters,
-  // params[0, n_decay), are split (Note [Split master weights] in
-  // autograd/kernels/split_master.h): those bytes hold n_decay bf16 copies,
-  // the `hi` plane the matmuls read, then the masters' n_decay low halves.
-  // The vectors after them stay float32. The views keep pointing at their
-  // place (Note [Run precision] in autograd/precision.h).
-  bool split = false;
-  uint16_t* master_hi() { return reinterpret_cast<uint16_t*>(params.data()); }
-  uint16_t* master_lo() { return master_hi() + n_decay; }
+struct ParameterStore;
 
-  float* param(const std::string& name);  // aborts if absent
+// The store's weights in the form its precision keeps them (Note [Run
+// precision] in autograd/precision.h). In float32 every value is a float.
+// In bf16 the 2-D tensors' float32 masters, the first n_split values, are
+// split in place (Note [Split master weights] in
+// autograd/kernels/split_master.h): those bytes hold the n_split bf16
+// copies the matmuls read (the `hi` plane), then the masters' low halves;
+// the vectors after them stay float32. The buffer is never handed out as
+// floats in bf16: floats() refuses a split store, and its split masters are
+// reached only as the two uint16 planes they are.
+class ParamValues {
+ public:
+  autograd::Precision precision() const { return precision_; }
+  int64_t size() const { return buffer_.size(); }
+
+  // Every value as a float32: a float32 store's. A bf16 store has none to
+  // give (aborts): set_precision(store, Fp32) or JoinedMasters first.
+  float* floats();
+  const float* floats() const;
+  // The float32 values after the 2-D masters, [n_split, size), in either
+  // precision.
+  float* vectors() { return buffer_.data() + n_split_; }
+  // A bf16 store's split masters (aborts in float32): the planes, and the
+  // run's view of them.
+  uint16_t* hi();
+  uint16_t* lo();
+  autograd::SplitMasters split() const;
+  // Where the value at `offset` lies, for a view that names it
+  // (nn::gpt_bind_views): a split master's place is read only through the
+  // run's precision (RunPrecision::bf16_copy, ::values).
+  float* place(int64_t offset) { return buffer_.data() + offset; }
+  // The buffer's 32-bit words, whatever form they hold: to checksum, or to
+  // gather between ranks that hold the same form. Not values.
+  uint32_t* words() { return reinterpret_cast<uint32_t*>(buffer_.data()); }
+  const uint32_t* words() const { return reinterpret_cast<const uint32_t*>(buffer_.data()); }
+
+ private:
+  friend ParameterStore parameter_store_create(const GPTConfig&, bool);
+  friend void set_precision(ParameterStore&, autograd::Precision);
+  autograd::FloatBuffer buffer_;
+  int64_t n_split_ = 0;  // the 2-D masters a bf16 store splits: the layout's n_decay
+  autograd::Precision precision_ = autograd::Precision::Fp32;
+};
+
+// The layout with its four flat buffers: the weights (in their precision's
+// form), and float32 gradients and AdamW moments.
+struct ParameterStore : ParamLayout {
+  ParamValues values;
+  autograd::FloatBuffer grads, m, v;
+
+  autograd::Precision precision() const { return values.precision(); }
+  float* param(const std::string& name);  // a float32 tensor (aborts if absent or split)
   float* grad(const std::string& name);
 };
 
-// Splits the float32 masters params[0, n_decay) in place (store.split), or
-// joins them back (Note [Split master weights]); each does nothing if done.
-void split_masters(ParameterStore& store);
-void join_masters(ParameterStore& store);
+// Makes `precision` the store's: Bf16 splits its 2-D masters in place into
+// their bf16 copies and low halves, Fp32 joins them back; nothing if the
+// store is in it already. Every forward over the store then runs in it
+// (run_precision). Bf16 needs kernels::bf16_matmul_available(). Load a
+// checkpoint before, not after.
+void set_precision(ParameterStore& store, autograd::Precision precision);
 
 // The precision a forward over this store runs in, for its ops' context
-// (Note [Run precision]): bf16, with the split masters, when they are split;
-// float32 otherwise.
+// (Note [Run precision]): the store's, with its split masters in bf16.
 autograd::RunPrecision run_precision(const ParameterStore& store);
 
 // The float32 masters of a split store, joined back for the life of this
@@ -122,7 +162,7 @@ class JoinedMasters {
 
  private:
   ParameterStore& store_;
-  bool was_split_;
+  autograd::Precision was_;
 };
 
 // Lays out the table for a config and allocates the four zeroed buffers, or

@@ -23,12 +23,16 @@ float clip_factor(const AdamWConfig& cfg, double norm) {
 
 void adamw_update_range(nn::ParameterStore& s, int64_t offset, int64_t n, float* m, float* v,
                         const AdamWConfig& cfg, float lr, float weight_decay, int64_t step, float grad_scale) {
-  TG_CHECK(!s.split || offset >= s.n_decay || offset + n <= s.n_decay);
-  if (s.split && offset < s.n_decay)
-    kernels::adamw_update_split(s.master_hi() + offset, s.master_lo() + offset, m, v, s.grads.data() + offset, n,
+  const bool split = s.precision() == autograd::Precision::Bf16;
+  TG_CHECK(!split || offset >= s.n_decay || offset + n <= s.n_decay);
+  if (split && offset < s.n_decay)
+    kernels::adamw_update_split(s.values.hi() + offset, s.values.lo() + offset, m, v, s.grads.data() + offset, n,
                                 lr, cfg.beta1, cfg.beta2, cfg.eps, weight_decay, step, grad_scale);
+  else if (split)
+    kernels::adamw_update(s.values.vectors() + (offset - s.n_decay), m, v, s.grads.data() + offset, n, lr,
+                          cfg.beta1, cfg.beta2, cfg.eps, weight_decay, step, grad_scale);
   else
-    kernels::adamw_update(s.params.data() + offset, m, v, s.grads.data() + offset, n, lr, cfg.beta1, cfg.beta2,
+    kernels::adamw_update(s.values.floats() + offset, m, v, s.grads.data() + offset, n, lr, cfg.beta1, cfg.beta2,
                           cfg.eps, weight_decay, step, grad_scale);
 }
 
@@ -72,27 +76,30 @@ Muon::Muon(const nn::ParamLayout& layout, const MuonConfig& cfg, double peak_lr)
 void Muon::update(nn::ParameterStore& s, const AdamWConfig& cfg, float lr, int64_t step,
                   float grad_scale) {
   // Note [Muon across threads]: each matrix's update (momentum, Newton-
-  // Schulz, apply) runs whole on one thread, the matrices spread over the
-  // threads, largest first. A block matrix of a small model is too small
-  // for its ten matmuls and passes to pay a fork and join each; the kernels
-  // inside run on the calling thread (nested regions are inactive) and
-  // make the same calls on the same pieces as on many threads (Note [bf16
-  // matmuls], Note [Thread-count-independent sgemm]), so the bits do not
-  // depend on the thread count.
+  // Schulz, apply) runs whole on one thread, the matrices dealt to the
+  // threads in turn, largest first. A block matrix of a small model is too
+  // small for its ten matmuls and passes to pay a fork and join each; the
+  // kernels inside run on the calling thread (nested regions are inactive)
+  // and make the same calls on the same pieces as on many threads (Note
+  // [bf16 matmuls], Note [Thread-count-independent sgemm]), so the bits do
+  // not depend on the thread count. The deal is fixed (static, not dynamic):
+  // a thread keeps its oneDNN primitives per shape, so a matrix that moved
+  // to another thread when the machine is busy would make new ones in a
+  // late step (tests/nn/test_no_alloc.cpp caught it under load).
   const int threads = omp_get_max_threads();
   if (scratch_.size() < threads * scratch_floats_) scratch_.resize(threads * scratch_floats_);
   const int64_t n = static_cast<int64_t>(matrices_.size());
-#pragma omp parallel for schedule(dynamic, 1)
+#pragma omp parallel for schedule(static, 1)
   for (int64_t i = 0; i < n; ++i) {
     const Matrix& w = matrices_[static_cast<size_t>(i)];
     float* m = s.m.data() + w.offset;
     float* grad = s.grads.data() + w.offset;
     float* scratch = scratch_.data() + omp_get_thread_num() * scratch_floats_;
-    if (s.split)
-      kernels::muon_update_split(s.master_hi() + w.offset, s.master_lo() + w.offset, m, grad, scratch, w.rows,
+    if (s.precision() == autograd::Precision::Bf16)
+      kernels::muon_update_split(s.values.hi() + w.offset, s.values.lo() + w.offset, m, grad, scratch, w.rows,
                                  w.cols, lr, momentum_, cfg.weight_decay, grad_scale);
     else
-      kernels::muon_update(s.params.data() + w.offset, m, grad, scratch, w.rows, w.cols, lr, momentum_,
+      kernels::muon_update(s.values.floats() + w.offset, m, grad, scratch, w.rows, w.cols, lr, momentum_,
                            cfg.weight_decay, grad_scale);
   }
   const float adamw_lr = static_cast<float>(static_cast<double>(lr) * adamw_lr_scale_);

@@ -34,7 +34,7 @@ float clip_factor(const AdamWConfig& cfg, double norm);
 // optimizer pass]: the kernel writes 0 into each gradient right after
 // reading it, so clipping's scale, the update and the zeroing the next
 // backward needs (it adds into the gradients) are one sweep over memory. In a
-// bf16 run (store.split) the sweep reads and writes the 2-D tensors' split
+// bf16 run (store.precision() is Bf16) the sweep reads and writes the 2-D tensors' split
 // masters, so their bf16 copies are current when it returns; Muon::update
 // and OptimizerShard::update likewise.
 void adamw_update(nn::ParameterStore& store, const AdamWConfig& cfg, float lr, int64_t step,

@@ -130,17 +130,6 @@ void resolve_precision(TrainOptions* o, const std::string& asked) {
   o->precision_reason = c.reason;
 }
 
-const char* precision_name(Precision p) { return p == Precision::Bf16 ? "bf16" : "fp32"; }
-
-void set_precision(nn::ParameterStore& store, Precision precision) {
-  if (precision == Precision::Bf16) {
-    TG_CHECK(kernels::bf16_matmul_available());
-    nn::split_masters(store);
-  } else {
-    nn::join_masters(store);
-  }
-}
-
 Precision precision_of_saved(const std::string& saved) {
   if (saved == "bf16") return Precision::Bf16;
   if (saved == "fp32" || saved.empty()) return Precision::Fp32;

@@ -1,7 +1,7 @@
 // Which precision a run's matmuls use (--precision fp32|bf16|auto), and
 // why: the one place the choice is made (Note [bf16 linear] in
 // autograd/ops/linear.cpp; Note [bf16 matmuls] in autograd/kernels/bf16.h),
-// and where a run takes it in (set_precision; Note [Run precision] in
+// and where a run takes it in (nn::set_precision; Note [Run precision] in
 // autograd/precision.h).
 #pragma once
 
@@ -13,20 +13,11 @@
 
 namespace train {
 
-// The precision of a run's matmuls (Note [bf16 linear] in
-// autograd/ops/linear.cpp) and of attention's v (Note [bf16 attention
-// inputs] in autograd/ops/attention.cpp); everything else is float32 either
-// way.
-enum class Precision { Fp32, Bf16 };
-const char* precision_name(Precision p);  // "fp32", "bf16"
-
-// Makes `precision` the run's: Bf16 splits the store's 2-D masters in place
-// into their bf16 copies and low halves (Note [Split master weights] in
-// autograd/kernels/split_master.h), Fp32 joins them back; every forward over
-// the store then runs in it (nn::run_precision, Note [Run precision] in
-// autograd/precision.h). Bf16 needs kernels::bf16_matmul_available(). Load a
-// checkpoint before, not after.
-void set_precision(nn::ParameterStore& store, Precision precision);
+// The run's precision is autograd's (Note [Run precision] in
+// autograd/precision.h): one type from the parsed flag to the ops.
+// nn::set_precision makes it a store's.
+using autograd::Precision;
+using autograd::precision_name;
 
 struct PrecisionChoice {
   Precision precision = Precision::Fp32;

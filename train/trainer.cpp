@@ -286,7 +286,7 @@ void Trainer::save_full_sharded() {
 void Trainer::verify_replicas() {
   if (dist_.size() == 1) return;
   const nn::ParameterStore& s = model_.store;
-  const uint64_t params = checksum_floats(s.params.data(), s.total);
+  const uint64_t params = checksum_words(s.values.words(), s.total);
   const uint64_t sum =
       shard_ ? params : checksum_floats(s.v.data(), s.total, checksum_floats(s.m.data(), s.total, params));
   const int other = dist_.first_rank_differing(sum);
@@ -507,7 +507,7 @@ uint64_t run_fingerprint(const std::string& data_hash, const TrainOptions& o, co
               else return std::to_string(v);
             }, f.value);
   }
-  return checksum_floats(model.store.params.data(), model.store.total, tg::fnv1a(text.data(), text.size()));
+  return checksum_words(model.store.values.words(), model.store.total, tg::fnv1a(text.data(), text.size()));
 }
 
 }  // namespace

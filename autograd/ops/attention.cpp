@@ -93,7 +93,7 @@ Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, float 
   const float p = ctx.tape ? dropout_p : 0.0f;
   Tensor out = new_output(ctx, qkv, C, record);
   float* lse = new_saved(ctx, B * NH * T, record);
-  if (ctx.precision.bf16) {
+  if (ctx.precision.bf16()) {
     const int64_t N = B * T, n = qkv.numel();
     float* kept_qk = new_saved(ctx, N * 2 * C, record);
     uint16_t* kept_v = as_bf16(new_saved(ctx, floats_for_bf16(N * C), record));
@@ -122,13 +122,13 @@ Tensor attention(const OpContext& ctx, const Tensor& qkv, int64_t n_head, const 
     std::memcpy(cache.v + (pos0 + t) * C, row + 2 * C, static_cast<size_t>(C) * sizeof(float));
   }
   // v as the plain op's bf16 record reads it (Note [bf16 attention inputs]).
-  if (ctx.precision.bf16) kernels::round_through_bf16(cache.v + pos0 * C, T * C);
+  if (ctx.precision.bf16()) kernels::round_through_bf16(cache.v + pos0 * C, T * C);
   // A prompt from position 0 sees only itself: the plain op over its rows is
   // the same attention, vectorised, and gives the uncached forward's bits.
   if (pos0 == 0 && T > 1) return attention(ctx, qkv, n_head);
   Tensor out = new_output(ctx, qkv, C, false);
   float* scratch = ctx.arena->alloc(T * NH * (pos0 + T));
-  kernels::attention_decode_rows(out.data, scratch, qkv.data, cache.k, cache.v, pos0, T, C, NH, ctx.precision.bf16);
+  kernels::attention_decode_rows(out.data, scratch, qkv.data, cache.k, cache.v, pos0, T, C, NH, ctx.precision.bf16());
   return out;
 }
 

@@ -80,7 +80,7 @@ Tensor linear(const OpContext& ctx, const Tensor& x, const Tensor& weight, const
   TG_CHECK(!bias.defined() || bias.numel() == OC);
   const bool record = records(ctx, x, weight, bias);
   Tensor out = new_output(ctx, x, OC, record);
-  if (ctx.precision.bf16) {
+  if (ctx.precision.bf16()) {
     const uint16_t* weight_bf16 = ctx.precision.bf16_copy(weight);
     TG_CHECK(weight_bf16 != nullptr);  // a bf16 run's linear weights are split masters
     uint16_t* x_bf16 = as_bf16(new_scratch(ctx, floats_for_bf16(N * IC), record));

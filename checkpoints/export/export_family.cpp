@@ -181,9 +181,8 @@ FamilyChoice export_family(const nn::GPTConfig& c) {
 }
 
 const float* export_param(const nn::ParameterStore& store, const std::string& name) {
-  TG_CHECK(!store.split);
   const nn::ParamInfo* p = store.find(name);
-  return p ? store.params.data() + p->offset : nullptr;
+  return p ? store.values.floats() + p->offset : nullptr;  // floats(): a float32 store's
 }
 
 }  // namespace checkpoints

@@ -61,7 +61,7 @@ AttentionRun run_attention(const Shape& s, const FVec& qkv, bool bf16_run, const
   autograd::Arena arena;
   autograd::Tape tape;
   autograd::RunPrecision precision;
-  precision.bf16 = bf16_run;
+  precision.precision = bf16_run ? autograd::Precision::Bf16 : autograd::Precision::Fp32;
   const OpContext ctx(&arena, &tape, precision);
   const Tensor x = autograd::tensor_view(r.qkv_after.data(), r.dqkv.data(), {s.B, s.T, 3 * s.C});
   const Tensor out = autograd::attention(ctx, x, s.NH, p, 1234);
@@ -178,7 +178,7 @@ TEST_CASE("attention in a bf16 run is the bf16 kernels with v rounded to bf16", 
     FVec probs(static_cast<size_t>(s.B * s.NH * s.T * s.T)), probs_rounded(probs.size());
     autograd::Arena arena;
     autograd::RunPrecision bf16_run;
-    bf16_run.bf16 = true;
+    bf16_run.precision = autograd::Precision::Bf16;
     const OpContext infer(&arena, nullptr), infer_bf16(&arena, nullptr, bf16_run);
     FVec q = qkv, qr = qkv_rounded;
     const Tensor x = autograd::tensor_view(q.data(), nullptr, {s.B, s.T, 3 * s.C});

@@ -33,7 +33,7 @@ float awkward_float(tg::Rng& rng, int64_t i) {
 }
 
 const float* buffer_of(const nn::ParameterStore& s, Buffer which) {
-  return which == Buffer::Params ? s.params.data() : which == Buffer::M ? s.m.data() : s.v.data();
+  return which == Buffer::Params ? s.values.floats() : which == Buffer::M ? s.m.data() : s.v.data();
 }
 
 }  // namespace
@@ -43,7 +43,7 @@ nn::ParameterStore filled_store(const nn::GPTConfig& config, uint64_t seed) {
   tg::Rng rng(seed);
   for (const nn::ParamInfo& p : s.table)
     for (int64_t i = 0; i < p.numel; ++i) {
-      s.params[p.offset + i] = awkward_float(rng, i);
+      s.values.floats()[p.offset + i] = awkward_float(rng, i);
       s.m[p.offset + i] = awkward_float(rng, i + 5);
       s.v[p.offset + i] = std::fabs(awkward_float(rng, i + 9));
     }

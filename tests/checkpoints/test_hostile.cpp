@@ -369,7 +369,7 @@ TEST_CASE("dataset checksums: required from format_version 2, optional in versio
     });
     CHECK(load_error(f.path) == "");
     const checkpoints::Loaded loaded = checkpoints::load_checkpoint(f.path);
-    CHECK(loaded.store.params[loaded.store.find("transformer.wte.weight")->offset] == 0.25f);
+    CHECK(loaded.store.values.floats()[loaded.store.find("transformer.wte.weight")->offset] == 0.25f);
   }
   SECTION("a flipped bit inside a tensor fails its checksum, naming the dataset") {
     // Where HDF5 stored the dataset's (single, small) chunk, then one bit of

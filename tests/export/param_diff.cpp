@@ -38,8 +38,8 @@ int main(int argc, char** argv) {
         std::printf("%s: missing or reshaped in %s\n", p.name.c_str(), argv[2]), ++differences;
         continue;
       }
-      const float* x = a.store.params.data() + p.offset;
-      const float* y = b.store.params.data() + q->offset;
+      const float* x = a.store.values.floats() + p.offset;
+      const float* y = b.store.values.floats() + q->offset;
       for (int64_t i = 0; i < p.numel; ++i)
         if (std::memcmp(x + i, y + i, sizeof(float)) != 0) {
           std::printf("%s[%lld]: %.9g vs %.9g\n", p.name.c_str(), static_cast<long long>(i), x[i], y[i]);

@@ -114,7 +114,7 @@ nn::GPT random_model(const nn::GPTConfig& c) {
   nn::gpt_init(m, 7);
   std::mt19937 rng(3);
   std::normal_distribution<float> normal(0.0f, 0.3f);
-  for (int64_t i = 0; i < m.store.total; ++i) m.store.params.data()[i] += normal(rng);  // biases and gains too
+  for (int64_t i = 0; i < m.store.total; ++i) m.store.values.floats()[i] += normal(rng);  // biases and gains too
   return m;
 }
 

@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     TG_CHECK(total <= n);
     const auto it = st.metadata.find("config_json");
     const checkpoints::HfGpt2 m = checkpoints::hf_gpt2_import(st, it == st.metadata.end() ? "" : it->second);
-    TG_CHECK(m.store.params.size() >= m.store.total);
+    TG_CHECK(m.store.values.size() >= m.store.total);
   } catch (const tg::DataError&) {
   }
   return 0;

@@ -15,7 +15,7 @@ inline nn::GPT tiny_model(const nn::GPTConfig& c, uint64_t seed = 7, float sprea
   nn::GPT m = nn::gpt_create(c);
   nn::gpt_init(m, seed);
   for (const nn::ParamInfo& p : m.store.table) {
-    float* d = m.store.params.data() + p.offset;
+    float* d = m.store.values.floats() + p.offset;
     tg::Rng rng(seed + static_cast<uint64_t>(p.offset));
     for (int64_t i = 0; i < p.numel; ++i) {
       // LayerNorm weights stay near 1, everything else gets spread out.

@@ -221,7 +221,7 @@ TEST_CASE("in bf16 the cached forward rounds what the forward rounds", "[decode]
   for (const nn::GPTConfig& c : option_configs()) {
     INFO(describe(c));
     nn::GPT m = testing::tiny_model(c, 7, 1.0f);
-    nn::split_masters(m.store);  // a bf16 run's store (train::set_precision)
+    nn::set_precision(m.store, autograd::Precision::Bf16);  // a bf16 run's store
     const testing::Batch b = testing::tiny_batch(1, c.block_size, c.vocab_size);
     autograd::Arena arena;
     autograd::Tensor full = nn::gpt_forward({&arena, nullptr, nn::run_precision(m.store)}, m, b.inputs.data(), 1, b.T);

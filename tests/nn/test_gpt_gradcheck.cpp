@@ -28,20 +28,20 @@ void check_model(const nn::GPTConfig& c, const char* label) {
   tg::Rng rng(5);
   testing::GradcheckStats stats;
   for (const nn::ParamInfo& p : m.store.table) {
-    std::vector<float> x(m.store.params.data() + p.offset, m.store.params.data() + p.offset + p.numel);
+    std::vector<float> x(m.store.values.floats() + p.offset, m.store.values.floats() + p.offset + p.numel);
     std::vector<float> g(m.store.grads.data() + p.offset, m.store.grads.data() + p.offset + p.numel);
     float gmax = 0.0f;
     for (float v : g) gmax = std::max(gmax, std::fabs(v));
     INFO(label << ": " << p.name << " max |grad| " << gmax);
     REQUIRE(gmax > 0.0f);
     auto loss_fn = [&] {
-      std::copy(x.begin(), x.end(), m.store.params.data() + p.offset);
+      std::copy(x.begin(), x.end(), m.store.values.floats() + p.offset);
       autograd::Arena a;
       autograd::Tape scratch;  // keeps dropout on (same seed, same mask)
       return testing::model_loss(m, batch, a, c.dropout > 0 ? &scratch : nullptr);
     };
     const double worst = testing::gradcheck(x, g, loss_fn, 1e-2, 0.05 * gmax, 12, rng, &stats);
-    std::copy(x.begin(), x.end(), m.store.params.data() + p.offset);
+    std::copy(x.begin(), x.end(), m.store.values.floats() + p.offset);
     CHECK(worst < 2e-2);
   }
   std::printf("gradcheck(whole model %s, float32): worst error %.3g over %lld checks\n", label,

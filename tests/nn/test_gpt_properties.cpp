@@ -66,7 +66,7 @@ TEST_CASE("a tied embedding receives the embedding and the output-matrix gradien
   nn::GPT untied = nn::gpt_create(c);
   // Same weights, with lm_head a copy of wte.
   for (const nn::ParamInfo& p : tied.store.table)
-    std::copy_n(tied.store.params.data() + p.offset, p.numel, untied.store.param(p.name));
+    std::copy_n(tied.store.values.floats() + p.offset, p.numel, untied.store.param(p.name));
   std::copy_n(tied.store.param("transformer.wte.weight"), c.vocab_size * c.n_embd,
               untied.store.param("lm_head.weight"));
   const Batch b = testing::tiny_batch(2, 6, c.vocab_size);
@@ -131,7 +131,7 @@ TEST_CASE("GPT-2 initialisation statistics", "[model]") {
   nn::gpt_init(m, 1234);
   auto stats = [&](const std::string& name) {
     const nn::ParamInfo* p = m.store.find(name);
-    const float* d = m.store.params.data() + p->offset;
+    const float* d = m.store.values.floats() + p->offset;
     double s = 0.0, s2 = 0.0;
     for (int64_t i = 0; i < p->numel; ++i) { s += d[i]; s2 += double(d[i]) * d[i]; }
     const double mean = s / p->numel;
@@ -146,9 +146,9 @@ TEST_CASE("GPT-2 initialisation statistics", "[model]") {
   // Same seed, same weights; another seed, other weights.
   nn::GPT again = nn::gpt_create(c);
   nn::gpt_init(again, 1234);
-  CHECK(std::equal(m.store.params.data(), m.store.params.data() + m.store.total, again.store.params.data()));
+  CHECK(std::equal(m.store.values.floats(), m.store.values.floats() + m.store.total, again.store.values.floats()));
   nn::gpt_init(again, 1235);
-  CHECK(!std::equal(m.store.params.data(), m.store.params.data() + m.store.total, again.store.params.data()));
+  CHECK(!std::equal(m.store.values.floats(), m.store.values.floats() + m.store.total, again.store.values.floats()));
 }
 
 TEST_CASE("zero-initialised residual projections: zeros there, every other tensor as before", "[model]") {
@@ -161,16 +161,16 @@ TEST_CASE("zero-initialised residual projections: zeros there, every other tenso
   nn::GPT plain = nn::gpt_create(c), off = nn::gpt_create(c), zero = nn::gpt_create(c);
   nn::gpt_init(plain, 77);
   nn::gpt_init(off, 77, nn::InitOptions{});  // the default: today's initialisation, bit for bit
-  CHECK(std::equal(plain.store.params.data(), plain.store.params.data() + plain.store.total,
-                   off.store.params.data()));
+  CHECK(std::equal(plain.store.values.floats(), plain.store.values.floats() + plain.store.total,
+                   off.store.values.floats()));
   nn::InitOptions zero_proj;
   zero_proj.zero_residual_proj = true;
   nn::gpt_init(zero, 77, zero_proj);
   int projections = 0;
   for (const nn::ParamInfo& p : zero.store.table) {
     INFO(p.name);
-    const float* z = zero.store.params.data() + p.offset;
-    const float* d = plain.store.params.data() + p.offset;
+    const float* z = zero.store.values.floats() + p.offset;
+    const float* d = plain.store.values.floats() + p.offset;
     const bool residual = p.role == nn::ParamRole::AttnProjWeight || p.role == nn::ParamRole::MlpDownWeight;
     if (residual) {
       ++projections;

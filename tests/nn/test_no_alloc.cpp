@@ -199,7 +199,7 @@ TEST_CASE("a training step allocates nothing after the first", "[alloc]") {
     c.dropout = 0.1f;
     nn::GPT m = nn::gpt_create(c);
     nn::gpt_init(m, 1);
-    if (bf16) train::set_precision(m.store, train::Precision::Bf16);
+    if (bf16) nn::set_precision(m.store, train::Precision::Bf16);
     TempDir dir;
     const std::string path = dir.path + "/train.bin";
     std::vector<int32_t> tokens(500);

@@ -11,9 +11,19 @@
 #include <utility>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+
+#include "autograd/kernels/bf16.h"
+#include "autograd/kernels/split_master.h"
 #include "model_fixture.h"
 #include "nn/gpt.h"
 #include "nn/params.h"
+#include "support/no_skip.h"
 #include "train/params_report.h"
 
 namespace {
@@ -161,7 +171,7 @@ TEST_CASE("views are bound by role to their table entries", "[params]") {
       INFO(name);
       const nn::ParamInfo* p = m.store.find(name);
       REQUIRE(p != nullptr);
-      CHECK(view->data == m.store.params.data() + p->offset);
+      CHECK(view->data == m.store.values.floats() + p->offset);
       CHECK(view->grad == m.store.grads.data() + p->offset);
       CHECK(std::vector<int64_t>(view->shape.begin(), view->shape.begin() + view->ndim) == p->shape);
     }
@@ -321,4 +331,52 @@ TEST_CASE("parameter table of each model choice", "[params]") {
       CHECK(rows == layout.num_parameters());
     }
   }
+}
+
+// Whether calling f in a child process aborts it (a TG_CHECK refusing).
+template <class F>
+bool aborts(F f) {
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (!std::freopen("/dev/null", "w", stderr)) _exit(2);  // the refusal's message is expected
+    f();
+    _exit(0);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+TEST_CASE("a bf16 store keeps its 2-D masters as two planes and never gives them as floats", "[params][bf16]") {
+  if (!kernels::bf16_matmul_available()) {
+    if (test_support::no_skip()) FAIL("oneDNN has no bf16 matmul here, under TAPEGPT_NO_SKIP=1");
+    WARN("oneDNN has no bf16 matmul here: a bf16 store cannot be made");
+    return;
+  }
+  nn::GPT m = nn::gpt_create(testing::tiny_config());
+  nn::gpt_init(m, 3);
+  nn::ParameterStore& s = m.store;
+  const std::vector<float> before(s.values.floats(), s.values.floats() + s.total);
+  const auto n = static_cast<size_t>(s.n_decay);
+
+  nn::set_precision(s, autograd::Precision::Bf16);
+  REQUIRE(s.precision() == autograd::Precision::Bf16);
+  CHECK(s.values.split().n == s.n_decay);
+  std::vector<float> joined(n);
+  kernels::join_master(joined.data(), s.values.hi(), s.values.lo(), s.n_decay);
+  CHECK(std::memcmp(joined.data(), before.data(), n * sizeof(float)) == 0);
+  CHECK(std::memcmp(s.values.vectors(), before.data() + n, (before.size() - n) * sizeof(float)) == 0);
+  // The run reads a weight's bf16 copy from the hi plane, found by its view.
+  const autograd::RunPrecision run = nn::run_precision(s);
+  const nn::ParamInfo& qkv = s.first(nn::ParamRole::QkvWeight);
+  CHECK(run.bf16_copy(m.blocks[0].c_attn_weight) == s.values.hi() + qkv.offset);
+  // Asked for floats, a split store refuses rather than hand out bf16 bytes.
+  CHECK(aborts([&] { (void)s.values.floats(); }));
+  CHECK(aborts([&] { (void)s.param(qkv.name); }));
+  CHECK_FALSE(aborts([&] { (void)s.param(s.first(nn::ParamRole::FinalNormWeight).name); }));
+
+  nn::set_precision(s, autograd::Precision::Fp32);  // joined back: the same bits
+  CHECK(std::memcmp(s.values.floats(), before.data(), before.size() * sizeof(float)) == 0);
+  CHECK(aborts([&] { (void)s.values.hi(); }));
 }

@@ -142,10 +142,9 @@ void write_raw(const std::string& dir, const std::string& file, const void* data
 // All parameters concatenated in table order, without the store's alignment
 // padding, so the file's element offsets are the ones in the manifest.
 void write_params(const std::string& dir, const std::string& file, const nn::ParameterStore& s,
-                  const autograd::FloatBuffer& buffer) {
+                  const float* buffer) {
   std::vector<float> flat;
-  for (const nn::ParamInfo& p : s.table)
-    flat.insert(flat.end(), buffer.data() + p.offset, buffer.data() + p.offset + p.numel);
+  for (const nn::ParamInfo& p : s.table) flat.insert(flat.end(), buffer + p.offset, buffer + p.offset + p.numel);
   write_raw(dir, file, flat.data(), flat.size() * sizeof(float));
 }
 
@@ -155,7 +154,7 @@ void write_params(const std::string& dir, const std::string& file, const nn::Par
 // noise: then every term of every gradient carries a visible share.
 void spread_weights(nn::GPT& m, float spread, uint64_t seed) {
   for (const nn::ParamInfo& p : m.store.table) {
-    float* d = m.store.params.data() + p.offset;
+    float* d = m.store.values.floats() + p.offset;
     tg::Rng rng(seed ^ (0x9e3779b97f4a7c15ull * static_cast<uint64_t>(p.offset + 1)));
     const bool norm = p.name.find("ln_") != std::string::npos;
     for (int64_t i = 0; i < p.numel; ++i) {
@@ -189,7 +188,7 @@ class DumpGradients : public train::GradientReducer {
  public:
   explicit DumpGradients(const std::string& dir) : dir_(dir) {}
   void reduce(nn::ParameterStore& store) override {
-    write_params(dir_, "grads_" + std::to_string(k_++) + ".bin", store, store.grads);
+    write_params(dir_, "grads_" + std::to_string(k_++) + ".bin", store, store.grads.data());
   }
 
  private:
@@ -222,7 +221,7 @@ int main(int argc, char** argv) {
   }
   write_raw(o.out, "inputs.bin", inputs.data(), inputs.size() * sizeof(int32_t));
   write_raw(o.out, "targets.bin", targets.data(), targets.size() * sizeof(int32_t));
-  write_params(o.out, "weights_0.bin", model.store, model.store.params);
+  write_params(o.out, "weights_0.bin", model.store, model.store.values.floats());
 
   // The logits at weights_0, from the untaped forward (the same kernels;
   // the step's own cross_entropy overwrites its logits with probabilities).
@@ -248,7 +247,7 @@ int main(int argc, char** argv) {
     losses.push_back(r.loss);
     norms.push_back(r.grad_norm);
     if (k < o.steps)
-      write_params(o.out, "weights_" + std::to_string(k + 1) + ".bin", model.store, model.store.params);
+      write_params(o.out, "weights_" + std::to_string(k + 1) + ".bin", model.store, model.store.values.floats());
   }
   write_raw(o.out, "logits.bin", logits.data(), logits.size() * sizeof(float));
 

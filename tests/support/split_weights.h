@@ -33,7 +33,7 @@ class SplitWeights {
     return autograd::tensor_view(buf_.data() + offsets_[i], grad, shape);
   }
   // A bf16 run's precision over these weights.
-  autograd::RunPrecision bf16_run() const { return autograd::RunPrecision{true, autograd::SplitMasters{buf_.data(), n()}}; }
+  autograd::RunPrecision bf16_run() const { return autograd::RunPrecision{autograd::Precision::Bf16, autograd::SplitMasters{buf_.data(), n()}}; }
 
  private:
   int64_t n() const { return static_cast<int64_t>(buf_.size()); }

@@ -34,7 +34,7 @@ TEST_CASE("Muon updates the blocks' matrices, AdamW the rest, each as its kernel
       }
     const nn::ParameterStore before = [&] {
       nn::ParameterStore copy = nn::parameter_store_create(c);
-      std::copy(s.params.data(), s.params.data() + s.total, copy.params.data());
+      std::copy(s.values.floats(), s.values.floats() + s.total, copy.values.floats());
       std::copy(s.grads.data(), s.grads.data() + s.total, copy.grads.data());
       std::copy(s.m.data(), s.m.data() + s.total, copy.m.data());
       return copy;
@@ -53,7 +53,7 @@ TEST_CASE("Muon updates the blocks' matrices, AdamW the rest, each as its kernel
     const float adamw_lr = static_cast<float>(static_cast<double>(lr) * (cfg.adamw_lr / peak));
     for (const nn::ParamInfo& p : s.table) {
       INFO(p.name);
-      std::vector<float> param(before.params.data() + p.offset, before.params.data() + p.offset + p.numel),
+      std::vector<float> param(before.values.floats() + p.offset, before.values.floats() + p.offset + p.numel),
           grad(before.grads.data() + p.offset, before.grads.data() + p.offset + p.numel),
           mom(before.m.data() + p.offset, before.m.data() + p.offset + p.numel), v(static_cast<size_t>(p.numel));
       const bool is_muon = train::muon_owns(p.role);
@@ -66,7 +66,7 @@ TEST_CASE("Muon updates the blocks' matrices, AdamW the rest, each as its kernel
         kernels::adamw_update(param.data(), mom.data(), v.data(), grad.data(), p.numel, adamw_lr, adamw.beta1,
                               adamw.beta2, adamw.eps, p.decay ? adamw.weight_decay : 0.0f, step, clip);
       }
-      CHECK(std::equal(param.begin(), param.end(), s.params.data() + p.offset));
+      CHECK(std::equal(param.begin(), param.end(), s.values.floats() + p.offset));
       CHECK(std::equal(mom.begin(), mom.end(), s.m.data() + p.offset));
       // Muon keeps no second moment: v stays zero (Note [Muon]).
       CHECK(std::equal(v.begin(), v.end(), s.v.data() + p.offset));
@@ -96,7 +96,7 @@ TEST_CASE("Muon's update has the same bits on any thread count", "[muon]") {
       nn::ParameterStore& s = m.store;
       tg::Rng rng(11);
       for (int64_t i = 0; i < s.total; ++i) s.grads.data()[i] = static_cast<float>(rng.normal());
-      train::set_precision(s, precision);
+      nn::set_precision(s, precision);
       train::Muon muon(s, train::MuonConfig{}, 0.02);
       const int before = omp_get_max_threads();
       omp_set_num_threads(threads);
@@ -105,8 +105,8 @@ TEST_CASE("Muon's update has the same bits on any thread count", "[muon]") {
         for (int64_t i = 0; i < s.total; ++i) s.grads.data()[i] = static_cast<float>(rng.normal());
       }
       omp_set_num_threads(before);
-      train::set_precision(s, train::Precision::Fp32);  // the masters joined, to compare
-      return std::vector<float>(s.params.data(), s.params.data() + s.total);
+      nn::set_precision(s, train::Precision::Fp32);  // the masters joined, to compare
+      return std::vector<float>(s.values.floats(), s.values.floats() + s.total);
     };
     const std::vector<float> one = updated(1), three = updated(3);
     CHECK(std::equal(one.begin(), one.end(), three.begin()));

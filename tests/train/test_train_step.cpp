@@ -52,7 +52,7 @@ TEST_CASE("the reducer sees the whole gradient once per step, before the update"
   const nn::GPTConfig c = testing::tiny_config();
   nn::GPT m = nn::gpt_create(c);
   nn::gpt_init(m, 3);
-  const std::vector<float> before(m.store.params.data(), m.store.params.data() + m.store.total);
+  const std::vector<float> before(m.store.values.floats(), m.store.values.floats() + m.store.total);
   RandomTokens batches(2 * c.block_size, c.vocab_size);
   ZeroingReducer reducer;
   train::TrainStep step(m, train::StepShape{2, c.block_size, 3});
@@ -66,7 +66,7 @@ TEST_CASE("the reducer sees the whole gradient once per step, before the update"
   CHECK(r.applied);
   CHECK(r.grad_norm == 0.0);  // measured after the reducer
   // A zero gradient and no decay: AdamW moves nothing.
-  CHECK(std::equal(before.begin(), before.end(), m.store.params.data()));
+  CHECK(std::equal(before.begin(), before.end(), m.store.values.floats()));
 }
 
 TEST_CASE("after a bf16 step every weight's bf16 copy is the new weight rounded", "[step][bf16]") {
@@ -84,20 +84,20 @@ TEST_CASE("after a bf16 step every weight's bf16 copy is the new weight rounded"
     const nn::GPTConfig c = testing::tiny_config();
     nn::GPT m = nn::gpt_create(c);
     nn::gpt_init(m, 3);
-    train::set_precision(m.store, train::Precision::Bf16);
+    nn::set_precision(m.store, train::Precision::Bf16);
     RandomTokens batches(2 * c.block_size, c.vocab_size);
     train::TrainStep step(m, train::StepShape{2, c.block_size, 1});
     train::Muon optimizer(m.store, train::MuonConfig{}, 1e-2);
     if (muon) step.set_muon(&optimizer);
-    REQUIRE(m.store.split);
+    REQUIRE(m.store.precision() == autograd::Precision::Bf16);
     const int64_t n = m.store.n_decay;
-    const std::vector<uint16_t> hi0(m.store.master_hi(), m.store.master_hi() + n);
+    const std::vector<uint16_t> hi0(m.store.values.hi(), m.store.values.hi() + n);
     std::vector<float> before(static_cast<size_t>(n)), after(static_cast<size_t>(n));
-    kernels::join_master(before.data(), m.store.master_hi(), m.store.master_lo(), n);
+    kernels::join_master(before.data(), m.store.values.hi(), m.store.values.lo(), n);
     tg::Rng rng(1);
     const train::AdamWConfig adamw;
     for (int64_t s = 1; s <= 2; ++s) REQUIRE(step.run(batches, rng, adamw, 1e-2f, s).applied);
-    kernels::join_master(after.data(), m.store.master_hi(), m.store.master_lo(), n);
+    kernels::join_master(after.data(), m.store.values.hi(), m.store.values.lo(), n);
     std::vector<uint16_t> copies(static_cast<size_t>(n));
     kernels::round_to_bf16(copies.data(), after.data(), n);
     // Every 2-D tensor was updated through its planes: most copies and
@@ -109,9 +109,9 @@ TEST_CASE("after a bf16 step every weight's bf16 copy is the new weight rounded"
       INFO(p.name);
       int64_t copy_moved = 0, master_moved = 0, stale_copy = 0, wild = 0;
       for (int64_t i = p.offset; i < p.offset + p.numel; ++i) {
-        copy_moved += m.store.master_hi()[i] != hi0[static_cast<size_t>(i)];
+        copy_moved += m.store.values.hi()[i] != hi0[static_cast<size_t>(i)];
         master_moved += after[static_cast<size_t>(i)] != before[static_cast<size_t>(i)];
-        stale_copy += m.store.master_hi()[i] != copies[static_cast<size_t>(i)];
+        stale_copy += m.store.values.hi()[i] != copies[static_cast<size_t>(i)];
         wild += !(std::fabs(after[static_cast<size_t>(i)]) < 1.0f);
       }
       CHECK(copy_moved > p.numel / 2);

@@ -311,7 +311,7 @@ int cmd_bench(int argc, char** argv) {
     if (!err.empty()) throw tg::UsageError(err);
     if (o.batch_size < 1) throw tg::UsageError("--batch-size must be at least 1");
     nn::GPT model = nn::gpt_create(o.model, nn::parameter_store_create(o.model));
-    train::set_precision(model.store, o.precision);
+    nn::set_precision(model.store, o.precision);
     autograd::Tape tape;
     nn::gpt_record_step(tape, model, o.batch_size, o.model.block_size);
     std::fputs(autograd::tape_dump(tape, autograd::plan_memory(tape)).c_str(), stdout);

@@ -119,7 +119,7 @@ int init_from_run(const cxxopts::ParseResult& r, train::TrainOptions o, train::D
     for (const nn::ParamInfo& p : model.store.table) {
       const nn::ParamInfo* src = ck.store.find(p.name);
       TG_CHECK(src != nullptr && src->numel >= p.numel);
-      std::memcpy(model.store.params.data() + p.offset, ck.store.params.data() + src->offset,
+      std::memcpy(model.store.values.floats() + p.offset, ck.store.values.floats() + src->offset,
                   static_cast<size_t>(p.numel) * sizeof(float));
     }
     std::printf("context cropped from %lld to %lld positions\n",

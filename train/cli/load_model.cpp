@@ -33,7 +33,7 @@ void add_precision_option(cxxopts::Options& options, const std::string& auto_mea
 
 train::PrecisionChoice apply_precision(const cxxopts::ParseResult& r, LoadedModel& lm) {
   const train::PrecisionChoice c = train::precision_for_checkpoint(get<std::string>(r, "precision"), lm.trained);
-  train::set_precision(lm.model.store, c.precision);
+  nn::set_precision(lm.model.store, c.precision);
   return c;
 }
 

@@ -125,8 +125,14 @@ inline bool owns_micro_batch(int64_t k, int64_t K, int rank, int size) {
   return k / (K / size) == rank;
 }
 
-// FNV-1a over the bits of n floats (word by word), continuing from h: equal
-// buffers give equal checksums on every rank.
+// FNV-1a over n 32-bit words, continuing from h: equal buffers give equal
+// checksums on every rank.
+inline uint64_t checksum_words(const uint32_t* x, int64_t n, uint64_t h = tg::kFnvOffset) {
+  for (int64_t i = 0; i < n; ++i) h = (h ^ x[i]) * tg::kFnvPrime;
+  return h;
+}
+
+// The same over the bits of n floats.
 inline uint64_t checksum_floats(const float* x, int64_t n, uint64_t h = tg::kFnvOffset) {
   for (int64_t i = 0; i < n; ++i) {
     uint32_t bits;

@@ -52,12 +52,12 @@ void OptimizerShard::update(nn::ParameterStore& s, const AdamWConfig& cfg, float
   // The kernel zeroed this rank's gradients; the next backward adds into all.
   std::memset(s.grads.data(), 0, static_cast<size_t>(begin_) * sizeof(float));
   std::memset(s.grads.data() + end_, 0, static_cast<size_t>(s.total - end_) * sizeof(float));
-  if (s.split) {  // a bf16 run's store: each plane of the split prefix, then the floats
-    dist_.all_gather_slices(s.master_hi(), shard_, s.n_decay);
-    dist_.all_gather_slices(s.master_lo(), shard_, s.n_decay);
-    dist_.all_gather_slices(s.params.data() + s.n_decay, shard_, s.n_decay, s.total);
+  if (s.precision() == autograd::Precision::Bf16) {  // each plane of the split prefix, then the floats
+    dist_.all_gather_slices(s.values.hi(), shard_, s.n_decay);
+    dist_.all_gather_slices(s.values.lo(), shard_, s.n_decay);
+    dist_.all_gather_slices(s.values.vectors(), shard_, s.n_decay, s.total);
   } else {
-    dist_.all_gather_slices(s.params.data(), shard_, s.total);
+    dist_.all_gather_slices(s.values.floats(), shard_, s.total);
   }
 }
 
